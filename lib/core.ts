@@ -1,0 +1,46 @@
+import type { EventEmitter } from 'eventemitter3';
+import type { LockLostReason } from './errors.js';
+import type { WaiterQueues } from './pubsub/waiter-queues.js';
+import type { LockScripts, PublishCommand, RedisConnection } from './scripts/registry.js';
+import type { Watchdog } from './watchdog.js';
+
+/** Payload of `acquired`, `released` and `renewed`. */
+export interface LockEventInfo {
+  /** The lock's name. */
+  readonly name: string;
+  /** The owner id: `${clientId}:${contextId}`. */
+  readonly owner: string;
+}
+
+/** Payload of `lost`. */
+export interface LockLostInfo extends LockEventInfo {
+  readonly reason: LockLostReason;
+}
+
+/** Events of {@link LockClient}. */
+export interface LockClientEvents {
+  acquired: [info: LockEventInfo];
+  released: [info: LockEventInfo];
+  renewed: [info: LockEventInfo];
+  lost: [info: LockLostInfo];
+  error: [error: unknown];
+}
+
+/** What every lock of one client shares; internal, never exported from the package. */
+export interface LockCore {
+  readonly clientId: string;
+  readonly keyPrefix: string;
+  readonly watchdogTimeoutMs: number;
+  readonly redis: RedisConnection;
+  readonly scripts: LockScripts;
+  readonly publish: PublishCommand;
+  readonly waiters: WaiterQueues;
+  readonly watchdog: Watchdog;
+  /** Per lock: the owner of the hold this client took outside any context. */
+  readonly unscopedOwners: Map<string, string>;
+  readonly events: EventEmitter<LockClientEvents>;
+  /** Counts closes of the command connection: a call spanning one may have been resent. */
+  connectionEpoch(): number;
+  /** @throws LockClientClosedError once the client is closed. */
+  assertOpen(): void;
+}

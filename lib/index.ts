@@ -1,0 +1,16 @@
+export { LockClient } from './client.js';
+export type { LockClientEvents, LockEventInfo, LockLostInfo } from './core.js';
+export {
+  InvalidArgumentError,
+  isLockError,
+  LockAcquireTimeoutError,
+  LockClientClosedError,
+  LockError,
+  LockLostError,
+  LockNotHeldError,
+  type LockErrorOptions,
+  type LockLostReason,
+} from './errors.js';
+export { Lease } from './lease.js';
+export type { LockWaitOptions, RLock, SignalOptions } from './locks/rlock.js';
+export type { LockClientOptions } from './options.js';

@@ -1,0 +1,49 @@
+/** What a Lease is built from. */
+export interface LeaseInit {
+  readonly name: string;
+  readonly owner: string;
+  readonly signal: AbortSignal;
+  readonly token?: number;
+  readonly release: () => Promise<void>;
+}
+
+/**
+ * One acquisition of a lock. `signal` aborts (with a LockLostError) when the lock is lost:
+ * renewal found it gone or owned by another, or its fixed lease ran out before release.
+ * `release()` is idempotent; `await using lease = await lock.acquire()` releases on scope exit.
+ */
+export class Lease implements AsyncDisposable {
+  /** The lock's name. */
+  readonly name: string;
+  /** The owner id holding this lease: `${clientId}:${contextId}`. */
+  readonly owner: string;
+  /** Aborted when the lock is lost while the lease is unreleased. */
+  readonly signal: AbortSignal;
+  /** The fencing token, for fenced locks. */
+  readonly token: number | undefined;
+  readonly #release: () => Promise<void>;
+  #released: Promise<void> | undefined;
+
+  constructor(init: LeaseInit) {
+    this.name = init.name;
+    this.owner = init.owner;
+    this.signal = init.signal;
+    this.token = init.token;
+    this.#release = init.release;
+  }
+
+  /** True once `release()` was called. */
+  get released(): boolean {
+    return this.#released !== undefined;
+  }
+
+  /** Releases this hold; later calls return the first call's promise. */
+  release(): Promise<void> {
+    this.#released ??= this.#release();
+    return this.#released;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
+  }
+}

@@ -1,0 +1,36 @@
+-- Acquire or re-enter the lock for an owner; keep the caller's client in the waiter set
+-- while it has local waiters, so a release can wake exactly one client.
+-- KEYS[1] lock hash: owner id -> hold count; its TTL is the lease
+-- KEYS[2] waiter set: client id -> server time of registration (ms)
+-- ARGV[1] owner id
+-- ARGV[2] lease, ms
+-- ARGV[3] client id
+-- ARGV[4] waiter mode: '0' single attempt (no waiter bookkeeping);
+--         '1' waiting, and other local waiters of this client wait too;
+--         '2' waiting, and this is the client's only local waiter
+-- Returns nil when acquired or re-entered; otherwise the holder's PTTL in ms
+-- (-1 when the key has no TTL), which bounds the caller's sleep.
+local function register()
+  local now = redis.call('TIME')
+  redis.call('ZADD', KEYS[2], 'NX', now[1] * 1000 + math.floor(now[2] / 1000), ARGV[3])
+  -- Waiters sleep at most the holder's TTL before asking again (and registering again), so
+  -- the set may expire a little after that: it cannot outlive clients that all died.
+  local keep = redis.call('PTTL', KEYS[1])
+  if keep < 0 then keep = tonumber(ARGV[2]) end
+  keep = keep + 1000
+  if redis.call('PTTL', KEYS[2]) < keep then redis.call('PEXPIRE', KEYS[2], keep) end
+end
+
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+  redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if ARGV[4] == '1' then
+    register()
+  elseif ARGV[4] == '2' then
+    redis.call('ZREM', KEYS[2], ARGV[3])
+  end
+  return nil
+end
+
+if ARGV[4] ~= '0' then register() end
+return redis.call('PTTL', KEYS[1])

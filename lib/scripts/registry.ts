@@ -1,0 +1,106 @@
+import type { Cluster, Redis } from 'ioredis';
+import type { LockKeys } from '../keys.js';
+import acquireLua from './acquire-2.lua';
+import forceUnlockLua from './force-unlock-3.lua';
+import passWakeLua from './pass-wake-3.lua';
+import releaseLua from './release-3.lua';
+import renewManyLua from './renew-many.lua';
+import wakeOneLua from './wake-one.lua';
+
+/** A connection rlock sends commands on: a standalone ioredis client or a Cluster. */
+export type RedisConnection = Redis | Cluster;
+
+/** `PUBLISH`, or `SPUBLISH` (sharded, one shard only) on a Redis 7 Cluster. */
+export type PublishCommand = 'publish' | 'spublish';
+
+/** What a waiting attempt tells the acquire script about this client's other waiters. */
+export const WaiterMode = {
+  /** A single attempt: no waiter bookkeeping. */
+  Single: '0',
+  /** Waiting, and other local waiters of this client wait too: stay registered. */
+  Shared: '1',
+  /** Waiting, and the only local waiter: leave the waiter set on success. */
+  Alone: '2',
+} as const;
+export type WaiterMode = (typeof WaiterMode)[keyof typeof WaiterMode];
+
+// Command names are versioned: two rlock versions sharing a connection must not swap scripts.
+const COMMANDS = {
+  acquire: { name: 'rlockAcquireV1', numberOfKeys: 2, lua: acquireLua },
+  release: { name: 'rlockReleaseV1', numberOfKeys: 3, lua: wakeOneLua + releaseLua },
+  renewMany: { name: 'rlockRenewManyV1', numberOfKeys: undefined, lua: renewManyLua },
+  forceUnlock: { name: 'rlockForceUnlockV1', numberOfKeys: 3, lua: wakeOneLua + forceUnlockLua },
+  passWake: { name: 'rlockPassWakeV1', numberOfKeys: 3, lua: wakeOneLua + passWakeLua },
+} as const;
+
+type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
+
+/**
+ * The scripts, defined once per connection with ioredis `defineCommand`, which sends EVALSHA
+ * and falls back to EVAL on NOSCRIPT (after a restart or failover) by itself.
+ */
+export class LockScripts {
+  readonly #redis: RedisConnection;
+
+  constructor(redis: RedisConnection) {
+    this.#redis = redis;
+    for (const { name, numberOfKeys, lua } of Object.values(COMMANDS)) {
+      if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function') {
+        redis.defineCommand(name, numberOfKeys === undefined ? { lua } : { numberOfKeys, lua });
+      }
+    }
+  }
+
+  #call(name: string): ScriptCall {
+    const fn = (this.#redis as unknown as Record<string, ScriptCall>)[name];
+    if (!fn) throw new Error(`rlock script ${name} is not defined on this connection`);
+    return fn.bind(this.#redis);
+  }
+
+  /** nil (null) when acquired or re-entered, else the holder's PTTL (ms, -1 = no TTL). */
+  async acquire(keys: LockKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode): Promise<number | null> {
+    const reply = await this.#call(COMMANDS.acquire.name)(keys.lock, keys.waiters, owner, leaseMs, clientId, mode);
+    return reply === null ? null : Number(reply);
+  }
+
+  /** The owner's remaining hold count, or ScriptStatus.NotHeld. `requestId` makes a resent call harmless. */
+  async release(
+    keys: LockKeys,
+    owner: string,
+    reExpireMs: number,
+    requestId: string,
+    publish: PublishCommand,
+  ): Promise<number> {
+    const reply = await this.#call(COMMANDS.release.name)(
+      keys.lock,
+      keys.waiters,
+      keys.wakePrefix,
+      owner,
+      reExpireMs,
+      requestId,
+      publish,
+    );
+    return Number(reply);
+  }
+
+  /** Per lock: 1 renewed, 0 gone, 2 held by others. All keys must share one slot on a Cluster. */
+  async renewMany(lockKeys: readonly string[], owners: readonly string[], ttlMs: number): Promise<number[]> {
+    const reply = await this.#call(COMMANDS.renewMany.name)(lockKeys.length, ...lockKeys, ttlMs, ...owners);
+    return (reply as unknown[]).map(Number);
+  }
+
+  /** The last local waiter gave up: this client no longer waits for the lock. */
+  async leaveWaiterSet(keys: LockKeys, clientId: string): Promise<void> {
+    await this.#redis.zrem(keys.waiters, clientId);
+  }
+
+  async forceUnlock(keys: LockKeys, publish: PublishCommand): Promise<boolean> {
+    const reply = await this.#call(COMMANDS.forceUnlock.name)(keys.lock, keys.waiters, keys.wakePrefix, publish);
+    return Number(reply) === 1;
+  }
+
+  async passWake(keys: LockKeys, clientId: string, publish: PublishCommand): Promise<boolean> {
+    const reply = await this.#call(COMMANDS.passWake.name)(keys.lock, keys.waiters, keys.wakePrefix, clientId, publish);
+    return Number(reply) === 1;
+  }
+}

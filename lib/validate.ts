@@ -1,0 +1,82 @@
+import { InvalidArgumentError } from './errors.js';
+
+/** The largest duration Redis PEXPIRE and Node timers both accept, ms. */
+export const MAX_DURATION_MS = 2 ** 31 - 1;
+
+/** A lease of -1 means "watchdog mode": renewed while held. */
+export const WATCHDOG_LEASE = -1;
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
+  return typeof value;
+}
+
+/** A lock name: any non-empty string. */
+export function checkLockName(name: unknown): string {
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new InvalidArgumentError(`\`name\` must be a non-empty string, got ${describe(name)}`);
+  }
+  return name;
+}
+
+function checkDuration(value: unknown, option: string, lockName?: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_DURATION_MS) {
+    throw new InvalidArgumentError(
+      `\`${option}\` must be a finite number of ms from 0 to ${MAX_DURATION_MS}, got ${describe(value)}`,
+      { lockName },
+    );
+  }
+  return Math.ceil(value);
+}
+
+/** A wait budget in ms; `undefined` means "wait without limit" (or "one attempt", for tryLock). */
+export function checkWaitTime(value: unknown, lockName?: string): number | undefined {
+  return value === undefined ? undefined : checkDuration(value, 'waitTime', lockName);
+}
+
+/** A lease in ms; omitted or -1 means watchdog mode. */
+export function checkLeaseTime(value: unknown, lockName?: string): number {
+  if (value === undefined || value === WATCHDOG_LEASE) return WATCHDOG_LEASE;
+  const lease = checkDuration(value, 'leaseTime', lockName);
+  if (lease === 0) {
+    throw new InvalidArgumentError('`leaseTime` must be positive, or -1 for watchdog mode, got 0', { lockName });
+  }
+  return lease;
+}
+
+/** A positive whole duration option such as `watchdogTimeout`. */
+export function checkPositiveDuration(value: unknown, option: string): number {
+  const ms = checkDuration(value, option);
+  if (ms === 0) throw new InvalidArgumentError(`\`${option}\` must be positive, got 0`);
+  return ms;
+}
+
+export function checkSignal(signal: unknown, lockName?: string): AbortSignal | undefined {
+  if (signal === undefined) return undefined;
+  if (!(signal instanceof AbortSignal)) {
+    throw new InvalidArgumentError(`\`signal\` must be an AbortSignal, got ${describe(signal)}`, { lockName });
+  }
+  return signal;
+}
+
+export function checkFunction<F extends (...args: never[]) => unknown>(fn: unknown, option: string): F {
+  if (typeof fn !== 'function') throw new InvalidArgumentError(`\`${option}\` must be a function, got ${describe(fn)}`);
+  return fn as F;
+}
+
+export function checkObject(value: unknown, option: string): Record<string, unknown> {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InvalidArgumentError(`\`${option}\` must be an object, got ${describe(value)}`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** The key prefix goes inside the `{…}` hash tag, so it may not contain braces itself. */
+export function checkKeyPrefix(value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0 || /[{}]/.test(value)) {
+    throw new InvalidArgumentError(`\`keyPrefix\` must be a non-empty string without braces, got ${describe(value)}`);
+  }
+  return value;
+}

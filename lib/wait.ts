@@ -1,0 +1,136 @@
+import type { WaiterQueue } from './pubsub/waiter-queue.js';
+import { WaiterMode } from './scripts/registry.js';
+
+/** What `raceDeadline` resolves with when the deadline came first. */
+export const TIMED_OUT = Symbol('rlock.timedOut');
+
+/**
+ * Resolves with `promise`'s value, or TIMED_OUT at `deadline` (performance.now() ms), or
+ * rejects with the signal's reason on abort. `promise` itself keeps running either way.
+ */
+export function raceDeadline<T>(promise: Promise<T>, deadline: number, signal?: AbortSignal): Promise<T | typeof TIMED_OUT> {
+  if (deadline === Infinity && !signal) return promise;
+  return new Promise<T | typeof TIMED_OUT>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = (): void => {
+      cleanup();
+      reject(signal?.reason);
+    };
+    const cleanup = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    if (deadline !== Infinity) {
+      timer = setTimeout(() => {
+        cleanup();
+        resolve(TIMED_OUT);
+      }, Math.max(0, deadline - performance.now()));
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        cleanup();
+        resolve(value);
+      },
+      (error: unknown) => {
+        cleanup();
+        reject(error);
+      },
+    );
+  });
+}
+
+/** The answer to one acquisition attempt. */
+export type AttemptResult =
+  | { readonly acquired: true; /** performance.now() when the attempt was sent: the lease counts from here. */ readonly sentAt: number }
+  | { readonly acquired: false; /** The holder's PTTL, ms (-1: the key has no TTL). */ readonly ttlMs: number };
+
+export interface AcquireLoop {
+  /** One attempt; `mode` tells Redis whether this client keeps other waiters on the lock. */
+  attempt(mode: WaiterMode): Promise<AttemptResult>;
+  /** The local waiters of this client on this lock. */
+  readonly queue: WaiterQueue;
+  /** performance.now() ms after which to give up; Infinity for no limit. */
+  readonly deadline: number;
+  readonly signal: AbortSignal | undefined;
+  /** How long to sleep when the holder's key has no TTL, ms. */
+  readonly noTtlSleepMs: number;
+  /** An attempt we stopped waiting for (deadline, abort) acquired after all: undo it. */
+  abandon(): void;
+}
+
+/** One attempt, no waiting; an attempt that succeeds after an abort is undone. */
+export async function acquireOnce(loop: Pick<AcquireLoop, 'attempt' | 'signal' | 'abandon'>): Promise<number | false> {
+  const result = await attemptWithin(loop, WaiterMode.Single, Infinity);
+  return result !== TIMED_OUT && result.acquired ? result.sentAt : false;
+}
+
+/**
+ * Acquires, waiting until `deadline`: subscribe, ask again (a release may have been published
+ * before the subscription was live), then sleep until this client is woken by a release or
+ * the holder's TTL runs out, never past the deadline. No fixed-interval polling.
+ * Resolves with when the successful attempt was sent, or false at the deadline.
+ */
+export async function acquireWithin(loop: AcquireLoop): Promise<number | false> {
+  const { queue, deadline, signal } = loop;
+  const wasSubscribed = queue.subscribed;
+  const subscribed = queue.join();
+  // Awaited only when the first attempt fails; never an unhandled rejection otherwise.
+  subscribed.catch(() => undefined);
+  let acquired = false;
+  try {
+    const mode = (): WaiterMode => (queue.othersWaiting ? WaiterMode.Shared : WaiterMode.Alone);
+    let result = await attemptWithin(loop, mode(), deadline);
+    if (result === TIMED_OUT) return false;
+    if (!result.acquired && !wasSubscribed) {
+      if ((await raceDeadline(subscribed, deadline, signal)) === TIMED_OUT) return false;
+      result = await attemptWithin(loop, mode(), deadline);
+      if (result === TIMED_OUT) return false;
+    }
+    while (!result.acquired) {
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) return false;
+      const holderTtl = result.ttlMs > 0 ? result.ttlMs : result.ttlMs === 0 ? 1 : loop.noTtlSleepMs;
+      const woke = await queue.sleep(Math.min(holderTtl, remaining), signal);
+      if (deadline <= performance.now()) {
+        // Too late to use a wake-up: hand it to another waiter rather than lose it.
+        if (woke === 'notice') queue.notify();
+        return false;
+      }
+      result = await attemptWithin(loop, mode(), deadline);
+      if (result === TIMED_OUT) return false;
+    }
+    acquired = true;
+    return result.sentAt;
+  } finally {
+    queue.leave(acquired);
+  }
+}
+
+async function attemptWithin(
+  loop: Pick<AcquireLoop, 'attempt' | 'signal' | 'abandon'>,
+  mode: WaiterMode,
+  deadline: number,
+): Promise<AttemptResult | typeof TIMED_OUT> {
+  const pending = loop.attempt(mode);
+  const undoIfAcquired = (): void => {
+    pending.then(
+      (late) => {
+        if (late.acquired) loop.abandon();
+      },
+      () => undefined,
+    );
+  };
+  try {
+    const result = await raceDeadline(pending, deadline, loop.signal);
+    if (result === TIMED_OUT) undoIfAcquired();
+    return result;
+  } catch (error) {
+    undoIfAcquired();
+    throw error;
+  }
+}

@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import { Redis, type RedisOptions } from 'ioredis';
+import { afterEach, beforeEach, inject } from 'vitest';
+import { LockClient, type LockClientOptions } from '../../lib/index.js';
+
+/** Something to close after each test, in reverse order of creation. */
+interface Closable {
+  close(): Promise<void>;
+}
+
+export interface LockFixture {
+  /** Unique per test: every key the test writes starts with it. */
+  readonly prefix: string;
+  /** The shared test server's URL. */
+  readonly url: string;
+  /** A new connection to `url` (or `urlOverride`), closed after the test. */
+  redis(options?: RedisOptions, urlOverride?: string): Redis;
+  /** A new LockClient on its own connection, with this test's prefix; closed after the test. */
+  client(options?: LockClientOptions, connection?: Redis): LockClient;
+  /** Every key under this test's prefix (SCAN, never KEYS/FLUSHALL on a shared server). */
+  keys(connection?: Redis): Promise<string[]>;
+  /** Registers anything with close() for cleanup. */
+  track<T extends Closable>(thing: T): T;
+}
+
+export function useLockFixture(): LockFixture {
+  const url = inject('redisUrl');
+  const created: Closable[] = [];
+  let prefix = '';
+  let admin: Redis | undefined;
+
+  beforeEach(() => {
+    prefix = `rlt-${randomUUID().slice(0, 8)}`;
+  });
+  afterEach(async () => {
+    for (const thing of created.reverse()) await thing.close().catch(() => undefined);
+    created.length = 0;
+  });
+
+  const track = <T extends Closable>(thing: T): T => {
+    created.push(thing);
+    return thing;
+  };
+  const redis = (options: RedisOptions = {}, urlOverride?: string): Redis => {
+    const conn = new Redis(urlOverride ?? url, options);
+    conn.on('error', () => undefined);
+    track({ close: async () => void conn.disconnect() });
+    return conn;
+  };
+
+  return {
+    get prefix() {
+      return prefix;
+    },
+    url,
+    redis,
+    client: (options = {}, connection) => track(new LockClient(connection ?? redis(), { keyPrefix: prefix, ...options })),
+    keys: async (connection) => {
+      admin ??= new Redis(url);
+      const conn = connection ?? admin;
+      const found: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, batch] = await conn.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1000);
+        cursor = next;
+        found.push(...batch);
+      } while (cursor !== '0');
+      return found;
+    },
+    track,
+  };
+}
+
+/** Counts how many tasks are inside a critical section at once, locally and in Redis. */
+export class OverlapProbe {
+  inside = 0;
+  maxInside = 0;
+  entries = 0;
+
+  enter(): void {
+    this.inside += 1;
+    this.entries += 1;
+    this.maxInside = Math.max(this.maxInside, this.inside);
+  }
+
+  leave(): void {
+    this.inside -= 1;
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,94 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** A redis-server process this test run started itself, on a free loopback port. */
+export interface SpawnedRedis {
+  readonly port: number;
+  readonly url: string;
+  readonly pid: number | undefined;
+  /** Stops the process (SIGTERM, then SIGKILL) and waits for it to exit. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port (empty: nothing is persisted). */
+  start(): Promise<void>;
+  /** Sends a signal (SIGSTOP/SIGCONT to freeze a node, SIGKILL to crash it). */
+  signal(signal: NodeJS.Signals): void;
+}
+
+export function hasRedisServer(): boolean {
+  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  await once(server, 'close');
+  if (address === null || typeof address === 'string') throw new Error('no free port');
+  return address.port;
+}
+
+async function pingable(port: number): Promise<boolean> {
+  const socket = new Socket();
+  try {
+    socket.connect(port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write('PING\r\n');
+    const [data] = (await once(socket, 'data')) as [Buffer];
+    return data.toString().startsWith('+PONG');
+  } catch {
+    return false;
+  } finally {
+    socket.destroy();
+  }
+}
+
+/** Spawns `redis-server` on a free 127.0.0.1 port with no persistence; `extraArgs` are appended. */
+export async function spawnRedis(extraArgs: string[] = []): Promise<SpawnedRedis> {
+  if (!hasRedisServer()) {
+    throw new Error('redis-server is not on PATH: install it (apt-get install -y redis-server) or set REDIS_URL');
+  }
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+
+  const start = async (): Promise<void> => {
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', ...extraArgs];
+    const proc = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'inherit'] });
+    child = proc;
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      if (proc.exitCode !== null) throw new Error(`redis-server on port ${port} exited with ${proc.exitCode}`);
+      if (await pingable(port)) return;
+      await sleep(20);
+    }
+    proc.kill('SIGKILL');
+    throw new Error(`redis-server on port ${port} did not answer PING within 10 s`);
+  };
+
+  const stop = async (): Promise<void> => {
+    const proc = child;
+    child = undefined;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = once(proc, 'exit');
+    proc.kill('SIGCONT');
+    proc.kill('SIGTERM');
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 3_000);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  await start();
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    get pid() {
+      return child?.pid;
+    },
+    stop,
+    start,
+    signal: (sig) => child?.kill(sig),
+  };
+}

@@ -1,0 +1,7 @@
+import { readFile } from 'node:fs/promises';
+
+export async function load(url, context, nextLoad) {
+  if (!url.endsWith('.lua')) return nextLoad(url, context);
+  const text = await readFile(new URL(url), 'utf8');
+  return { format: 'module', source: `export default ${JSON.stringify(text)};`, shortCircuit: true };
+}
