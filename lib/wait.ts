@@ -78,16 +78,15 @@ export async function acquireOnce(loop: Pick<AcquireLoop, 'attempt' | 'signal' |
 export async function acquireWithin(loop: AcquireLoop): Promise<number | false> {
   const { queue, deadline, signal } = loop;
   const wasSubscribed = queue.subscribed;
-  const subscribed = queue.join();
-  // Awaited only when the first attempt fails; never an unhandled rejection otherwise.
-  subscribed.catch(() => undefined);
+  queue.enter();
   let acquired = false;
   try {
     const mode = (): WaiterMode => (queue.othersWaiting ? WaiterMode.Shared : WaiterMode.Alone);
     let result = await attemptWithin(loop, mode(), deadline);
     if (result === TIMED_OUT) return false;
+    // Subscribe only once the lock proved busy: an uncontended acquisition is one command.
     if (!result.acquired && !wasSubscribed) {
-      if ((await raceDeadline(subscribed, deadline, signal)) === TIMED_OUT) return false;
+      if ((await raceDeadline(queue.subscribe(), deadline, signal)) === TIMED_OUT) return false;
       result = await attemptWithin(loop, mode(), deadline);
       if (result === TIMED_OUT) return false;
     }

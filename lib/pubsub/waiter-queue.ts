@@ -51,11 +51,18 @@ export class WaiterQueue {
     return this.#members > 1;
   }
 
-  /** Joins as a waiter; resolves when the wake-up channel is subscribed. */
-  join(): Promise<void> {
+  /**
+   * Joins as a waiter. From now on a notice for this client is kept for the waiters (not
+   * passed on) even if it arrives before the first attempt's reply.
+   */
+  enter(): void {
     this.#members += 1;
     clearTimeout(this.#linger);
     this.#linger = undefined;
+  }
+
+  /** Resolves when the wake-up channel is subscribed (subscribing only on first need). */
+  subscribe(): Promise<void> {
     this.#subscription ??= this.#hooks.subscribe().then(
       () => {
         this.#subscribed = true;

@@ -1,0 +1,150 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LockClient } from '../../lib/index.js';
+import { CommandRecorder } from '../helpers/command-stats.js';
+import { sleep } from '../helpers/fixtures.js';
+import { spawnRedis, type SpawnedRedis } from '../helpers/redis-server.js';
+
+// ioredis sends a script's first call on a connection as EVAL, later ones as EVALSHA.
+const scriptCall = (name: string): string => (name === 'evalsha' || name === 'eval' ? 'script' : name);
+
+// Command counts need a server nobody else talks to: this file spawns its own.
+describe('wake-up: one waiter per release, no herd', () => {
+  let server: SpawnedRedis;
+  let admin: Redis;
+  const closers: (() => Promise<void>)[] = [];
+  let n = 0;
+
+  beforeAll(async () => {
+    server = await spawnRedis();
+    admin = new Redis(server.url);
+  });
+  afterAll(async () => {
+    for (const close of closers.reverse()) await close();
+    admin.disconnect();
+    await server.stop();
+  });
+
+  const client = (): LockClient => {
+    const redis = new Redis(server.url);
+    const locks = new LockClient(redis, { keyPrefix: 'wake' });
+    closers.push(async () => {
+      await locks.close();
+      redis.disconnect();
+    });
+    return locks;
+  };
+
+  /** Waits (bounded) until `check` holds. */
+  const until = async (check: () => Promise<boolean> | boolean, timeoutMs = 5_000): Promise<void> => {
+    const deadline = performance.now() + timeoutMs;
+    while (!(await check())) {
+      if (performance.now() > deadline) throw new Error('condition not met in time');
+      await sleep(5);
+    }
+  };
+
+  const waitersOf = (name: string): Promise<number> => admin.zcard(`{wake:${name}}:waiters`);
+
+  it('with 20 clients waiting, a release makes exactly one of them ask Redis again', async () => {
+    const name = `herd-${(n += 1)}`;
+    const holder = client().getLock(name);
+    await holder.lock(60_000);
+    let acquired = 0;
+    let letGo!: () => void;
+    const gate = new Promise<void>((resolve) => (letGo = resolve));
+    const waiters = Array.from({ length: 20 }, async () => {
+      const lock = client().getLock(name);
+      await lock.lock(60_000);
+      acquired += 1;
+      await gate;
+      await lock.unlock();
+    });
+    await until(async () => (await waitersOf(name)) === 20);
+    await sleep(50);
+
+    const recorder = await CommandRecorder.start(server.url);
+    await holder.unlock();
+    await until(() => acquired === 1);
+    await sleep(200);
+    await recorder.stop();
+    // The holder's release and the one woken client's attempt: nothing else reaches Redis.
+    expect(recorder.names.map(scriptCall)).toEqual(['script', 'script']);
+    expect(acquired).toBe(1);
+    expect(await waitersOf(name)).toBe(19);
+
+    // Each release hands over to exactly one more client until all are through.
+    letGo();
+    await Promise.all(waiters);
+    expect(acquired).toBe(20);
+    expect(await admin.exists(`{wake:${name}}`, `{wake:${name}}:waiters`)).toBe(0);
+  });
+
+  it('with 10 local waiters on one client, a release wakes one of them only', async () => {
+    const name = `local-${(n += 1)}`;
+    const holder = client().getLock(name);
+    await holder.lock(60_000);
+    const locks = client();
+    let acquired = 0;
+    const tasks = Array.from({ length: 10 }, async () => {
+      const lock = locks.getLock(name);
+      await lock.lock(60_000);
+      acquired += 1;
+      await sleep(1);
+      await lock.unlock();
+    });
+    await until(async () => (await waitersOf(name)) === 1);
+    await sleep(50);
+    const recorder = await CommandRecorder.start(server.url);
+    await holder.unlock();
+    await until(() => acquired === 10);
+    await Promise.all(tasks);
+    await recorder.stop();
+    // Per hand-over one attempt and one release, plus the holder's release: 10 + 10 + 1.
+    // A local herd would send ~10 attempts per release.
+    expect(recorder.names.map(scriptCall)).toEqual(Array.from({ length: 21 }, () => 'script'));
+    expect(await admin.exists(`{wake:${name}}`, `{wake:${name}}:waiters`)).toBe(0);
+  });
+
+  it('skips a registered client that is gone and wakes the next one', async () => {
+    const name = `dead-${(n += 1)}`;
+    const holder = client().getLock(name);
+    await holder.lock(60_000);
+    const started = performance.now();
+    const waiting = client().getLock(name).tryLock(30_000, 1_000);
+    await until(async () => (await waitersOf(name)) === 1);
+    // A client that registered first and died: nobody is subscribed to its channel.
+    await admin.zadd(`{wake:${name}}:waiters`, 0, 'dead-client');
+    await holder.unlock();
+    expect(await waiting).toBe(true);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(await admin.zscore(`{wake:${name}}:waiters`, 'dead-client')).toBeNull();
+  });
+
+  it('drops a lock subscription once its last waiter has left and the linger passed', async () => {
+    const name = `subs-${(n += 1)}`;
+    const holder = client().getLock(name);
+    await holder.lock(60_000);
+    const waiter = client().getLock(name);
+    const waiting = waiter.tryLock(10_000, 1_000);
+    await until(async () => (await admin.pubsub('CHANNELS', `{wake:${name}}*`)).length === 1);
+    await holder.unlock();
+    expect(await waiting).toBe(true);
+    await waiter.unlock();
+    await until(async () => (await admin.pubsub('CHANNELS', `{wake:${name}}*`)).length === 0, 5_000);
+    expect(await admin.exists(`{wake:${name}}`, `{wake:${name}}:waiters`)).toBe(0);
+  });
+
+  it('an uncontended lock + unlock is exactly two commands (two round trips)', async () => {
+    const lock = client().getLock(`solo-${(n += 1)}`);
+    await lock.tryLock();
+    await lock.unlock();
+    const recorder = await CommandRecorder.start(server.url);
+    for (let i = 0; i < 50; i += 1) {
+      await lock.lock();
+      await lock.unlock();
+    }
+    await recorder.stop();
+    expect(recorder.names.map(scriptCall)).toEqual(Array.from({ length: 100 }, () => 'script'));
+  });
+});
