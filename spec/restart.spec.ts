@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockClient } from '../lib/index.js';
 import { sleep } from './helpers/fixtures.js';
-import { spawnRedis, type SpawnedRedis } from './helpers/redis-server.js';
+import { spawnRedis, type SpawnedRedis } from '../tools/redis-server.js';
 
 describe('Redis restarted while tasks wait', () => {
   let server: SpawnedRedis;

@@ -34,7 +34,7 @@ export class WaiterQueue {
   #subscription: Promise<void> | undefined;
   #subscribed = false;
   #linger: NodeJS.Timeout | undefined;
-  #closedWith: unknown;
+  #closedWith: Error | undefined;
 
   constructor(hooks: WaiterQueueHooks, lingerMs: number) {
     this.#hooks = hooks;
@@ -144,7 +144,7 @@ export class WaiterQueue {
   }
 
   /** Fails every sleeper with `error` and drops the subscription. */
-  close(error: unknown): void {
+  close(error: Error): void {
     this.#closedWith = error;
     clearTimeout(this.#linger);
     for (const sleeper of [...this.#sleepers]) sleeper.fail(error);

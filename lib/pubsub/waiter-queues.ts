@@ -50,7 +50,7 @@ export class WaiterQueues {
     return queue;
   }
 
-  close(error: unknown): void {
+  close(error: Error): void {
     for (const queue of this.#queues.values()) queue.close(error);
     this.#queues.clear();
   }

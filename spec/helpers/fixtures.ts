@@ -44,7 +44,7 @@ export function useLockFixture(): LockFixture {
   const redis = (options: RedisOptions = {}, urlOverride?: string): Redis => {
     const conn = new Redis(urlOverride ?? url, options);
     conn.on('error', () => undefined);
-    track({ close: async () => void conn.disconnect() });
+    track({ close: () => Promise.resolve(conn.disconnect()) });
     return conn;
   };
 

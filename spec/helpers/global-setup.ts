@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { spawnRedis, type SpawnedRedis } from './redis-server.js';
+import { spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

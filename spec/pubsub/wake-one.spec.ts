@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockClient } from '../../lib/index.js';
 import { CommandRecorder } from '../helpers/command-stats.js';
 import { sleep } from '../helpers/fixtures.js';
-import { spawnRedis, type SpawnedRedis } from '../helpers/redis-server.js';
+import { spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
 
 // ioredis sends a script's first call on a connection as EVAL, later ones as EVALSHA.
 const scriptCall = (name: string): string => (name === 'evalsha' || name === 'eval' ? 'script' : name);
