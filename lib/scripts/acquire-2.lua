@@ -10,18 +10,21 @@
 --         '2' waiting, and this is the client's only local waiter
 -- Returns nil when acquired or re-entered; otherwise the holder's PTTL in ms
 -- (-1 when the key has no TTL), which bounds the caller's sleep.
+local ttl = redis.call('PTTL', KEYS[1])
+
 local function register()
-  local now = redis.call('TIME')
-  redis.call('ZADD', KEYS[2], 'NX', now[1] * 1000 + math.floor(now[2] / 1000), ARGV[3])
+  if redis.call('ZSCORE', KEYS[2], ARGV[3]) == false then
+    local now = redis.call('TIME')
+    redis.call('ZADD', KEYS[2], now[1] * 1000 + math.floor(now[2] / 1000), ARGV[3])
+  end
   -- Waiters sleep at most the holder's TTL before asking again (and registering again), so
-  -- the set may expire a little after that: it cannot outlive clients that all died.
-  local keep = redis.call('PTTL', KEYS[1])
-  if keep < 0 then keep = tonumber(ARGV[2]) end
-  keep = keep + 1000
+  -- the set may expire a little after that: it cannot outlive clients that all died. Never
+  -- shorten it: an earlier waiter may sleep longer than this one.
+  local keep = (ttl > 0 and ttl or tonumber(ARGV[2])) + 1000
   if redis.call('PTTL', KEYS[2]) < keep then redis.call('PEXPIRE', KEYS[2], keep) end
 end
 
-if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+if ttl == -2 or redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   if ARGV[4] == '1' then
@@ -33,4 +36,4 @@ if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], ARGV[1])
 end
 
 if ARGV[4] ~= '0' then register() end
-return redis.call('PTTL', KEYS[1])
+return ttl

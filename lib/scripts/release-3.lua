@@ -12,25 +12,26 @@
 -- ARGV[4] publish command: 'publish' or 'spublish'
 -- Returns the owner's remaining hold count (0: released); -1 when the owner held nothing.
 local log_field = 'released:' .. ARGV[1]
-local log = redis.call('HGET', KEYS[1], log_field)
+local state = redis.call('HMGET', KEYS[1], ARGV[1], log_field)
+local held, log = tonumber(state[1]), state[2]
 if log then
   local _, at = string.find(log, ARGV[3] .. '=', 1, true)
   if at then return tonumber(string.match(log, '^%d+', at + 1)) end
 end
 
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return -1 end
+if not held then return -1 end
 
-local left = redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
-if left > 0 then
+if held > 1 then
+  local left = held - 1
   log = (log or '') .. ARGV[3] .. '=' .. left .. ';'
   -- Only the latest calls can still be resent: keep the log short.
   if #log > 512 then log = string.sub(log, string.find(log, ';', #log - 512, true) + 1) end
-  redis.call('HSET', KEYS[1], log_field, log)
+  redis.call('HSET', KEYS[1], ARGV[1], left, log_field, log)
   if ARGV[2] ~= '0' then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
   return left
 end
 
-redis.call('HDEL', KEYS[1], ARGV[1], log_field)
--- An empty hash is deleted by Redis itself: the lock is free.
-if redis.call('EXISTS', KEYS[1]) == 0 then wake_one(KEYS[2], KEYS[3], ARGV[4]) end
+-- The lock is exclusive: the hash holds only this owner (and its log). It is free now.
+redis.call('DEL', KEYS[1])
+wake_one(KEYS[2], KEYS[3], ARGV[4])
 return 0
