@@ -29,9 +29,9 @@ async function answers(url: string): Promise<boolean> {
  */
 export async function findRedis(): Promise<FoundRedis> {
   const fromEnv = process.env.REDIS_URL;
-  if (fromEnv) return { url: fromEnv, source: 'REDIS_URL', release: async () => undefined };
+  if (fromEnv) return { url: fromEnv, source: 'REDIS_URL', release: () => Promise.resolve() };
   const local = 'redis://127.0.0.1:6379';
-  if (await answers(local)) return { url: local, source: 'local', release: async () => undefined };
+  if (await answers(local)) return { url: local, source: 'local', release: () => Promise.resolve() };
   if (hasRedisServer()) {
     const server: SpawnedRedis = await spawnRedis();
     return { url: server.url, source: 'spawned', release: () => server.stop() };
