@@ -9,7 +9,11 @@ export interface WatchedHold {
   readonly owner: string;
   /** Leases to abort when the hold is lost. */
   readonly leases: Set<AbortController>;
-  /** Releases sent and not yet answered: a renewal that finds the lock gone meanwhile is no loss. */
+  /**
+   * Releases sent and not yet answered: a renewal that finds the lock gone meanwhile is no loss.
+   * On one connection replies come back in order, so the release's reply (which drops the hold)
+   * always comes first; this guards where they may not, e.g. a Cluster redirect resending a call.
+   */
   releasing: number;
   /** When the last successful renewal (or the acquisition) was sent, performance.now() ms. */
   renewedAt: number;

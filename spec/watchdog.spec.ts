@@ -68,8 +68,9 @@ describe('watchdog', () => {
   });
 
   it('never reports a loss when a renewal races a release', async () => {
-    // Renewal every 20 ms against 1000 lock/unlock cycles: many renewals are in flight while
-    // the lock is released. A renewal answered "gone" for a lock being released is no loss.
+    // Renewal every 20 ms against 1000 lock/unlock cycles: renewals are sent for holds that are
+    // released (and re-taken by a new hold) before the answer comes back. An answer of "gone"
+    // for a hold that is no longer current is no loss.
     const locks = fx.client({ watchdogTimeout: 60 });
     const lost: LockLostInfo[] = [];
     locks.on('lost', (info) => lost.push(info));
