@@ -52,8 +52,8 @@ export type AttemptResult =
 export interface AcquireLoop {
   /** One attempt; `mode` tells Redis whether this client keeps other waiters on the lock. */
   attempt(mode: WaiterMode): Promise<AttemptResult>;
-  /** The local waiters of this client on this lock. */
-  readonly queue: WaiterQueue;
+  /** This client's local waiters on the lock: the queue if there is one, or a new one. */
+  readonly waiters: { peek(): WaiterQueue | undefined; get(): WaiterQueue };
   /** performance.now() ms after which to give up; Infinity for no limit. */
   readonly deadline: number;
   readonly signal: AbortSignal | undefined;
@@ -69,6 +69,9 @@ export async function acquireOnce(loop: Pick<AcquireLoop, 'attempt' | 'signal' |
   return result !== TIMED_OUT && result.acquired ? result.sentAt : false;
 }
 
+const modeFor = (queue: WaiterQueue | undefined): WaiterMode =>
+  queue?.othersWaiting ? WaiterMode.Shared : WaiterMode.Alone;
+
 /**
  * Acquires, waiting until `deadline`: subscribe, ask again (a release may have been published
  * before the subscription was live), then sleep until this client is woken by a release or
@@ -76,21 +79,28 @@ export async function acquireOnce(loop: Pick<AcquireLoop, 'attempt' | 'signal' |
  * Resolves with when the successful attempt was sent, or false at the deadline.
  */
 export async function acquireWithin(loop: AcquireLoop): Promise<number | false> {
-  const { queue, deadline, signal } = loop;
-  const wasSubscribed = queue.subscribed;
-  queue.enter();
+  const { deadline, signal } = loop;
+  // Notices only arrive on a subscribed channel, so with no queue yet there is nothing to
+  // count: an uncontended acquisition creates no queue and sends one command.
+  let queue = loop.waiters.peek();
+  const wasSubscribed = queue?.subscribed ?? false;
+  queue?.enter();
   let acquired = false;
   try {
-    const mode = (): WaiterMode => (queue.othersWaiting ? WaiterMode.Shared : WaiterMode.Alone);
-    let result = await attemptWithin(loop, mode(), deadline);
+    let result = await attemptWithin(loop, modeFor(queue), deadline);
     if (result === TIMED_OUT) return false;
-    // Subscribe only once the lock proved busy: an uncontended acquisition is one command.
-    if (!result.acquired && !wasSubscribed) {
+    if (!result.acquired && !queue) {
+      queue = loop.waiters.get();
+      queue.enter();
+    }
+    // The lock proved busy. Unless the channel was live before that attempt, subscribe and ask
+    // again: a release published in between would have found no one listening.
+    if (!result.acquired && queue && !wasSubscribed) {
       if ((await raceDeadline(queue.subscribe(), deadline, signal)) === TIMED_OUT) return false;
-      result = await attemptWithin(loop, mode(), deadline);
+      result = await attemptWithin(loop, modeFor(queue), deadline);
       if (result === TIMED_OUT) return false;
     }
-    while (!result.acquired) {
+    while (!result.acquired && queue) {
       const remaining = deadline - performance.now();
       if (remaining <= 0) return false;
       const holderTtl = result.ttlMs > 0 ? result.ttlMs : result.ttlMs === 0 ? 1 : loop.noTtlSleepMs;
@@ -100,13 +110,13 @@ export async function acquireWithin(loop: AcquireLoop): Promise<number | false> 
         if (woke === 'notice') queue.notify();
         return false;
       }
-      result = await attemptWithin(loop, mode(), deadline);
+      result = await attemptWithin(loop, modeFor(queue), deadline);
       if (result === TIMED_OUT) return false;
     }
-    acquired = true;
-    return result.sentAt;
+    acquired = result.acquired;
+    return result.acquired ? result.sentAt : false;
   } finally {
-    queue.leave(acquired);
+    queue?.leave(acquired);
   }
 }
 

@@ -33,7 +33,7 @@ export class ReentrantLock extends BaseLock {
       attempt,
       abandon,
       signal,
-      queue: core.waiters.get(keys),
+      waiters: { peek: () => core.waiters.peek(keys), get: () => core.waiters.get(keys) },
       deadline: waitMs === undefined ? Infinity : performance.now() + waitMs,
       noTtlSleepMs: core.watchdogTimeoutMs,
     });

@@ -153,9 +153,9 @@ export class WaiterQueue {
   #drop(): void {
     this.#linger = undefined;
     if (this.#members > 0) return;
+    if (this.#subscription) this.#hooks.unsubscribe();
     this.#subscription = undefined;
     this.#subscribed = false;
-    this.#hooks.unsubscribe();
     this.#hooks.dropped();
   }
 }

@@ -28,9 +28,15 @@ export class WaiterQueues {
     return this.#queues.size;
   }
 
+  /** The queue of a lock this client already waits on (or recently did), if any. */
+  peek(keys: LockKeys): WaiterQueue | undefined {
+    return this.#queues.get(this.#channel(keys));
+  }
+
+  /** The queue of a lock, created on first need. */
   get(keys: LockKeys): WaiterQueue {
-    const { clientId, subscriber, scripts, publish, connectionKeyPrefix, lingerMs, onError } = this.#config;
-    const channel = connectionKeyPrefix + keys.wakePrefix + clientId;
+    const { clientId, subscriber, scripts, publish, lingerMs, onError } = this.#config;
+    const channel = this.#channel(keys);
     const existing = this.#queues.get(channel);
     if (existing) return existing;
     const queue: WaiterQueue = new WaiterQueue(
@@ -48,6 +54,10 @@ export class WaiterQueues {
     );
     this.#queues.set(channel, queue);
     return queue;
+  }
+
+  #channel(keys: LockKeys): string {
+    return this.#config.connectionKeyPrefix + keys.wakePrefix + this.#config.clientId;
   }
 
   close(error: Error): void {
