@@ -7,9 +7,9 @@ import { useLockFixture } from '../helpers/fixtures.js';
 describe('RLock: never two holders at once', () => {
   const fx = useLockFixture();
 
-  it('30 unscoped tryLock() calls started in one tick: exactly one wins', async () => {
+  it('30 unscoped tryLock(0) calls started in one tick: exactly one wins', async () => {
     const lock = fx.client().getLock('one-tick');
-    const results = await Promise.all(Array.from({ length: 30 }, () => lock.tryLock()));
+    const results = await Promise.all(Array.from({ length: 30 }, () => lock.tryLock(0)));
     expect(results.filter(Boolean)).toHaveLength(1);
   });
 
