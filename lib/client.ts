@@ -1,28 +1,36 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { runInNewContext } from './context.js';
 import type { LockClientEvents, LockCore } from './core.js';
 import { InvalidArgumentError, LockClientClosedError, LockLostError } from './errors.js';
 import { ReentrantLock } from './locks/lock.js';
 import type { RLock } from './locks/rlock.js';
-import { DEFAULTS, SUBSCRIPTION_LINGER_MS, type LockClientOptions } from './options.js';
+import { DEFAULTS, replicaAck, SUBSCRIPTION_LINGER_MS, type LockClientOptions } from './options.js';
 import { NoticeSubscriber } from './pubsub/subscriber.js';
 import { WaiterQueues } from './pubsub/waiter-queues.js';
 import { LockScripts, type RedisConnection } from './scripts/registry.js';
-import { checkFunction, checkKeyPrefix, checkObject, checkPositiveDuration } from './validate.js';
+import { detectClusterTopology, isCluster, STANDALONE, type PubSubMode, type Topology } from './topology.js';
+import {
+  checkFunction,
+  checkKeyPrefix,
+  checkObject,
+  checkPositiveDuration,
+  checkSyncReplicas,
+  checkOneOf,
+} from './validate.js';
 import { Watchdog } from './watchdog.js';
 
-const KNOWN_OPTIONS = new Set(['keyPrefix', 'watchdogTimeout', 'subscriber']);
+const KNOWN_OPTIONS = new Set(['keyPrefix', 'watchdogTimeout', 'subscriber', 'syncReplicas', 'pubsub']);
 
 function isConnection(value: unknown): value is RedisConnection {
   return typeof value === 'object' && value !== null && typeof (value as Redis).defineCommand === 'function';
 }
 
 /**
- * The entry point: one per Redis connection (ioredis `Redis` or `Cluster`). Makes locks, owns
- * the watchdog timer and the pub/sub connection, and emits `acquired`, `released`, `renewed`,
- * `lost` ({ name, owner, reason }) and `error`.
+ * The entry point: one per Redis connection (ioredis `Redis`, Sentinel-backed `Redis`, or
+ * `Cluster`). Makes locks, owns the watchdog timer and the pub/sub connection, and emits
+ * `acquired`, `released`, `renewed`, `lost` ({ name, owner, reason }) and `error`.
  *
  * @example
  * const locks = new LockClient(new Redis());
@@ -36,14 +44,16 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   /** This client's random id: the first half of every owner id it uses. */
   readonly id: string = randomUUID();
   readonly #core: LockCore;
-  readonly #subscriber: NoticeSubscriber;
   readonly #redis: RedisConnection;
+  readonly #subscriber: NoticeSubscriber;
+  #topology: Topology | undefined;
+  #detecting: Promise<void> | undefined;
   #connectionEpoch = 0;
   #closed = false;
   #closing: Promise<void> | undefined;
 
   /**
-   * @param redis an ioredis `Redis` (or `Cluster`) connection; rlock does not close it.
+   * @param redis an ioredis `Redis` (standalone or Sentinel) or `Cluster`; rlock does not close it.
    * @throws InvalidArgumentError on a bad connection or option.
    */
   constructor(redis: RedisConnection, options: LockClientOptions = {}) {
@@ -59,42 +69,62 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     const watchdogTimeoutMs =
       raw.watchdogTimeout === undefined ? DEFAULTS.watchdogTimeout : checkPositiveDuration(raw.watchdogTimeout, 'watchdogTimeout');
     if (raw.subscriber !== undefined && !isConnection(raw.subscriber)) {
-      throw new InvalidArgumentError('`subscriber` must be an ioredis Redis connection');
+      throw new InvalidArgumentError('`subscriber` must be an ioredis Redis (or Cluster) connection');
+    }
+    const syncReplicas = replicaAck(raw.syncReplicas === undefined ? undefined : checkSyncReplicas(raw.syncReplicas));
+    const pubsub = raw.pubsub === undefined ? 'auto' : checkOneOf(raw.pubsub, 'pubsub', ['auto', 'sharded', 'classic'] as const);
+    const subscriber = raw.subscriber as RedisConnection | undefined;
+
+    this.#redis = redis;
+    redis.on('close', this.#onConnectionClose);
+    const onError = (error: unknown): void => void this.emit('error', error);
+    this.#subscriber = new NoticeSubscriber(onError);
+    const connectionKeyPrefix = redis.options.keyPrefix ?? '';
+    if (!isCluster(redis)) {
+      this.#topology = STANDALONE;
+      this.#subscriber.attach(subscriber ?? redis.duplicate(), subscriber === undefined, 'classic');
     }
 
-    const onError = (error: unknown): void => void this.emit('error', error);
-    redis.on('close', this.#onConnectionClose);
-    this.#redis = redis;
-    const subscriberConn = (raw.subscriber as Redis | undefined) ?? (redis.duplicate() as Redis);
-    this.#subscriber = new NoticeSubscriber(subscriberConn, raw.subscriber === undefined, onError);
     const scripts = new LockScripts(redis);
-    const publish = 'publish';
-    const core: LockCore = {
+    const client = this;
+    this.#core = {
       clientId: this.id,
       keyPrefix,
       watchdogTimeoutMs,
       redis,
       scripts,
-      publish,
+      syncReplicas,
+      get topology() {
+        return client.#currentTopology();
+      },
+      get publish() {
+        return client.#currentTopology().publish;
+      },
       waiters: new WaiterQueues({
         clientId: this.id,
         subscriber: this.#subscriber,
         scripts,
-        publish,
-        connectionKeyPrefix: redis.options.keyPrefix ?? '',
+        publish: () => this.#currentTopology().publish,
+        connectionKeyPrefix,
         lingerMs: SUBSCRIPTION_LINGER_MS,
         onError,
       }),
-      watchdog: new Watchdog(scripts, watchdogTimeoutMs, {
-        renewed: (hold) => void this.emit('renewed', { name: hold.keys.name, owner: hold.owner }),
-        lost: (hold, reason) => {
-          const error = new LockLostError(`lock "${hold.keys.name}" was lost (${reason})`, reason, {
-            lockName: hold.keys.name,
-          });
-          for (const lease of hold.leases) lease.abort(error);
-          this.emit('lost', { name: hold.keys.name, owner: hold.owner, reason });
+      watchdog: new Watchdog({
+        scripts,
+        leaseMs: watchdogTimeoutMs,
+        topology: () => this.#currentTopology(),
+        syncReplicas,
+        listener: {
+          renewed: (hold) => void this.emit('renewed', { name: hold.keys.name, owner: hold.owner }),
+          lost: (hold, reason) => {
+            const error = new LockLostError(`lock "${hold.keys.name}" was lost (${reason})`, reason, {
+              lockName: hold.keys.name,
+            });
+            for (const lease of hold.leases) lease.abort(error);
+            this.emit('lost', { name: hold.keys.name, owner: hold.owner, reason });
+          },
+          error: onError,
         },
-        error: onError,
       }),
       unscopedOwners: new Map(),
       events: this,
@@ -102,13 +132,39 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       assertOpen: () => {
         if (this.#closed) throw new LockClientClosedError('the LockClient is closed');
       },
+      ready: () => (this.#topology ? Promise.resolve() : this.#detect(redis as Cluster, pubsub, subscriber, connectionKeyPrefix)),
     };
-    this.#core = core;
   }
 
   readonly #onConnectionClose = (): void => {
     this.#connectionEpoch += 1;
   };
+
+  #currentTopology(): Topology {
+    if (!this.#topology) throw new Error('rlock: the Cluster topology is not known yet (await core.ready())');
+    return this.#topology;
+  }
+
+  /** One look at a Cluster (memoised once it succeeds): pub/sub mode, renewal batching. */
+  #detect(cluster: Cluster, requested: PubSubMode | 'auto', subscriber: RedisConnection | undefined, prefix: string): Promise<void> {
+    this.#detecting ??= detectClusterTopology(cluster, requested, prefix).then(
+      (topology) => {
+        if (this.#closed) return;
+        this.#topology = topology;
+        const sharded = topology.pubsub === 'sharded';
+        this.#subscriber.attach(
+          subscriber ?? cluster.duplicate([], { shardedSubscribers: sharded }),
+          subscriber === undefined,
+          topology.pubsub,
+        );
+      },
+      (error: unknown) => {
+        this.#detecting = undefined;
+        throw error;
+      },
+    );
+    return this.#detecting;
+  }
 
   /** A reentrant, non-fair lock. @throws InvalidArgumentError for an empty or non-string name. */
   getLock(name: string): RLock {
@@ -133,6 +189,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       this.#redis.off('close', this.#onConnectionClose);
       this.#core.watchdog.close();
       this.#core.waiters.close(new LockClientClosedError('the LockClient was closed while waiting'));
+      await this.#detecting?.catch(() => undefined);
       await this.#subscriber.close();
     })();
     return this.#closing;

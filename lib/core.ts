@@ -1,7 +1,8 @@
 import type { EventEmitter } from 'eventemitter3';
 import type { LockLostReason } from './errors.js';
 import type { WaiterQueues } from './pubsub/waiter-queues.js';
-import type { LockScripts, PublishCommand, RedisConnection } from './scripts/registry.js';
+import type { LockScripts, PublishCommand, RedisConnection, ReplicaAck } from './scripts/registry.js';
+import type { Topology } from './topology.js';
 import type { Watchdog } from './watchdog.js';
 
 /** Payload of `acquired`, `released` and `renewed`. */
@@ -33,7 +34,12 @@ export interface LockCore {
   readonly watchdogTimeoutMs: number;
   readonly redis: RedisConnection;
   readonly scripts: LockScripts;
+  /** How scripts publish wake-up notices (known once `ready()` resolved). */
   readonly publish: PublishCommand;
+  /** The deployment behind the connection (known once `ready()` resolved). */
+  readonly topology: Topology;
+  /** `syncReplicas`, if set: acquisitions and renewals WAIT for these acks. */
+  readonly syncReplicas: ReplicaAck | undefined;
   readonly waiters: WaiterQueues;
   readonly watchdog: Watchdog;
   /** Per lock: the owner of the hold this client took outside any context. */
@@ -43,4 +49,9 @@ export interface LockCore {
   connectionEpoch(): number;
   /** @throws LockClientClosedError once the client is closed. */
   assertOpen(): void;
+  /**
+   * Resolves once the topology is known: at once for a standalone connection; for a Cluster
+   * after one look at the server version (then memoised).
+   */
+  ready(): Promise<void>;
 }

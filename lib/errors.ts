@@ -70,6 +70,25 @@ export class LockLostError extends LockError {
   }
 }
 
+/**
+ * `syncReplicas`: fewer replicas confirmed a write than required. An acquisition that gets this
+ * was rolled back (the lock is not held); a renewal that gets it is reported as an `error` event.
+ */
+export class LockReplicationError extends LockError {
+  override readonly name = 'LockReplicationError' as const;
+  override readonly code = 'LOCK_NOT_REPLICATED' as const;
+  /** Replicas that confirmed. */
+  readonly acks: number;
+  /** Replicas required. */
+  readonly replicas: number;
+
+  constructor(message: string, acks: number, replicas: number, options: LockErrorOptions = {}) {
+    super(message, options);
+    this.acks = acks;
+    this.replicas = replicas;
+  }
+}
+
 /** A bad argument, rejected before anything is sent to Redis. */
 export class InvalidArgumentError extends LockError {
   override readonly name = 'InvalidArgumentError' as const;

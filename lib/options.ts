@@ -1,4 +1,13 @@
 import type { Redis } from 'ioredis';
+import type { ReplicaAck } from './scripts/registry.js';
+
+/** `syncReplicas`: after each acquisition and renewal, wait (WAIT) for this many replica acks. */
+export interface SyncReplicas {
+  /** Replicas that must confirm. */
+  replicas: number;
+  /** How long to wait for them, ms. */
+  timeout: number;
+}
 
 /** Options of {@link LockClient}. */
 export interface LockClientOptions {
@@ -19,6 +28,20 @@ export interface LockClientOptions {
    * @default a duplicate of the main connection, closed by `close()`
    */
   subscriber?: Redis;
+  /**
+   * After each acquisition (and renewal), WAIT for this many replicas to confirm it. An
+   * acquisition confirmed by fewer is rolled back and rejected with LockReplicationError; a
+   * renewal confirmed by fewer is reported as an `error` event. Narrows the failover window in
+   * which a promoted replica does not know a lock (see README).
+   * @default undefined (no WAIT)
+   */
+  syncReplicas?: SyncReplicas;
+  /**
+   * Cluster only: how wake-up notices travel. `auto` uses sharded pub/sub (SSUBSCRIBE /
+   * SPUBLISH: a notice reaches one shard) on Redis ≥ 7 and classic pub/sub before.
+   * @default 'auto'
+   */
+  pubsub?: 'auto' | 'sharded' | 'classic';
 }
 
 export const DEFAULTS = {
@@ -29,8 +52,13 @@ export const DEFAULTS = {
 /** How long a lock's wake-up subscription is kept after its last local waiter left, ms. */
 export const SUBSCRIPTION_LINGER_MS = 2_000;
 
-/** Locks renewed per script call by the watchdog. */
-export const RENEW_BATCH_SIZE = 100;
+/** Locks renewed per script call by the watchdog (one call per node or slot per batch). */
+export const RENEW_BATCH_SIZE = 500;
+
+/** `syncReplicas` in the form the scripts take. */
+export function replicaAck(sync: SyncReplicas | undefined): ReplicaAck | undefined {
+  return sync && { replicas: sync.replicas, timeoutMs: sync.timeout };
+}
 
 /** Retry delay after a failed renewal, ms (a third of the lease still bounds it). */
 export const RENEW_RETRY_MS = 1_000;

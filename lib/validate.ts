@@ -80,3 +80,21 @@ export function checkKeyPrefix(value: unknown): string {
   }
   return value;
 }
+
+/** `syncReplicas`: `{ replicas: whole number ≥ 1, timeout: ms }`. */
+export function checkSyncReplicas(value: unknown): { replicas: number; timeout: number } {
+  const raw = checkObject(value, 'syncReplicas');
+  const { replicas } = raw;
+  if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 1 || replicas > 1_000) {
+    throw new InvalidArgumentError(`\`syncReplicas.replicas\` must be a whole number from 1 to 1000, got ${describe(replicas)}`);
+  }
+  return { replicas, timeout: checkPositiveDuration(raw.timeout, 'syncReplicas.timeout') };
+}
+
+/** One of a fixed set of strings. */
+export function checkOneOf<T extends string>(value: unknown, option: string, allowed: readonly T[]): T {
+  if (!allowed.includes(value as T)) {
+    throw new InvalidArgumentError(`\`${option}\` must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, got ${describe(value)}`);
+  }
+  return value as T;
+}

@@ -1,7 +1,8 @@
-import type { LockLostReason } from './errors.js';
+import { LockReplicationError, type LockLostReason } from './errors.js';
 import type { LockKeys } from './keys.js';
 import { RENEW_BATCH_SIZE, RENEW_RETRY_MS } from './options.js';
-import type { LockScripts } from './scripts/registry.js';
+import type { LockScripts, ReplicaAck } from './scripts/registry.js';
+import type { Topology } from './topology.js';
 
 /** One watchdog-mode (lock, owner) pair: re-entrant holds share it. */
 export interface WatchedHold {
@@ -32,25 +33,39 @@ function holdId(keys: LockKeys, owner: string): string {
   return `${keys.lock}\u0000${owner}`;
 }
 
+export interface WatchdogConfig {
+  readonly scripts: LockScripts;
+  readonly leaseMs: number;
+  /** Where holds are batched: one group per node (or slot) on a Cluster. */
+  readonly topology: () => Topology;
+  /** Renewals must reach this many replicas too (WAIT in the same round trip). */
+  readonly syncReplicas: ReplicaAck | undefined;
+  readonly listener: WatchdogListener;
+}
+
 /**
  * Keeps watchdog-mode locks alive: ONE timer per client renews every held (lock, owner) in
- * batched script calls every third of the lease. Ticks never overlap (the next is scheduled
- * when the last batch is answered). A renewal error is retried soon; the hold is declared
- * lost once its lease must have run out.
+ * batched script calls every third of the lease, one call per node (Redis 7 Cluster) or slot
+ * per batch. Ticks never overlap (the next is scheduled when the last batch is answered). A
+ * renewal error is retried soon; the hold is declared lost once its lease must have run out.
  */
 export class Watchdog {
   readonly #scripts: LockScripts;
   readonly #leaseMs: number;
+  readonly #topology: () => Topology;
+  readonly #syncReplicas: ReplicaAck | undefined;
   readonly #listener: WatchdogListener;
   readonly #holds = new Map<string, WatchedHold>();
   #timer: NodeJS.Timeout | undefined;
   #ticking = false;
   #closed = false;
 
-  constructor(scripts: LockScripts, leaseMs: number, listener: WatchdogListener) {
-    this.#scripts = scripts;
-    this.#leaseMs = leaseMs;
-    this.#listener = listener;
+  constructor(config: WatchdogConfig) {
+    this.#scripts = config.scripts;
+    this.#leaseMs = config.leaseMs;
+    this.#topology = config.topology;
+    this.#syncReplicas = config.syncReplicas;
+    this.#listener = config.listener;
   }
 
   get size(): number {
@@ -106,10 +121,20 @@ export class Watchdog {
     this.#ticking = true;
     let failed = false;
     try {
-      const holds = [...this.#holds.values()];
+      const topology = this.#topology();
+      const groups = new Map<string, WatchedHold[]>();
+      for (const hold of this.#holds.values()) {
+        const group = topology.renewalGroup(hold.keys.lock);
+        const members = groups.get(group);
+        if (members) members.push(hold);
+        else groups.set(group, [hold]);
+      }
       const batches: WatchedHold[][] = [];
-      for (let i = 0; i < holds.length; i += RENEW_BATCH_SIZE) batches.push(holds.slice(i, i + RENEW_BATCH_SIZE));
-      const outcomes = await Promise.all(batches.map((batch) => this.#renew(batch)));
+      for (const members of groups.values()) {
+        for (let i = 0; i < members.length; i += RENEW_BATCH_SIZE) batches.push(members.slice(i, i + RENEW_BATCH_SIZE));
+      }
+      const crossSlot = topology.cluster && topology.crossSlotScripts;
+      const outcomes = await Promise.all(batches.map((batch) => this.#renew(batch, crossSlot)));
       failed = outcomes.includes(false);
     } finally {
       this.#ticking = false;
@@ -118,15 +143,29 @@ export class Watchdog {
   }
 
   /** Renews one batch; false when the call failed. */
-  async #renew(batch: WatchedHold[]): Promise<boolean> {
+  async #renew(batch: WatchedHold[], crossSlot: boolean): Promise<boolean> {
     const sentAt = performance.now();
     let results: number[];
     try {
-      results = await this.#scripts.renewMany(
+      const renewal = await this.#scripts.renewMany(
         batch.map((hold) => hold.keys.lock),
         batch.map((hold) => hold.owner),
         this.#leaseMs,
+        crossSlot,
+        this.#syncReplicas,
       );
+      results = renewal.results;
+      const wanted = this.#syncReplicas?.replicas ?? 0;
+      if (renewal.acks !== undefined && renewal.acks < wanted) {
+        // Renewed on the master, but a failover now could lose it: say so, keep renewing.
+        this.#listener.error(
+          new LockReplicationError(
+            `renewal of ${batch.length} lock(s) reached ${renewal.acks} of ${wanted} replicas`,
+            renewal.acks,
+            wanted,
+          ),
+        );
+      }
     } catch (error) {
       if (this.#closed) return true;
       this.#listener.error(error);

@@ -1,6 +1,6 @@
 import { currentContext, newContextId, ownerId, runInNewContext } from '../context.js';
 import type { LockCore } from '../core.js';
-import { LockAcquireTimeoutError, LockLostError, LockNotHeldError, ScriptStatus } from '../errors.js';
+import { LockAcquireTimeoutError, LockLostError, LockNotHeldError, LockReplicationError, ScriptStatus } from '../errors.js';
 import { lockKeys, type LockKeys } from '../keys.js';
 import { Lease } from '../lease.js';
 import {
@@ -59,7 +59,7 @@ export abstract class BaseLock implements RLock {
   async lock(leaseTime?: number, options?: SignalOptions): Promise<void> {
     const leaseMs = checkLeaseTime(leaseTime, this.name);
     const { signal } = this.#parseSignal(options);
-    this.core.assertOpen();
+    await this.#open();
     await this.#acquire(this.#acquiringOwner(), undefined, leaseMs, signal);
   }
 
@@ -78,25 +78,25 @@ export abstract class BaseLock implements RLock {
             leaseMs: checkLeaseTime(leaseTime, this.name),
             signal: this.#parseSignal(options).signal,
           };
-    this.core.assertOpen();
+    await this.#open();
     const acquired = await this.#acquire(this.#acquiringOwner(), parsed.waitMs ?? 0, parsed.leaseMs, parsed.signal);
     return acquired !== false;
   }
 
   async unlock(): Promise<void> {
-    this.core.assertOpen();
+    await this.#open();
     const owner = this.#currentOwner();
     if (owner === undefined) throw this.#notHeld();
     await this.#release(owner);
   }
 
   async forceUnlock(): Promise<boolean> {
-    this.core.assertOpen();
+    await this.#open();
     return this.core.scripts.forceUnlock(this.keys, this.core.publish);
   }
 
   async isLocked(): Promise<boolean> {
-    this.core.assertOpen();
+    await this.#open();
     return (await this.core.redis.exists(this.keys.lock)) === 1;
   }
 
@@ -105,20 +105,20 @@ export abstract class BaseLock implements RLock {
   }
 
   async getHoldCount(): Promise<number> {
-    this.core.assertOpen();
+    await this.#open();
     const owner = this.#currentOwner();
     if (owner === undefined) return 0;
     return Number((await this.core.redis.hget(this.keys.lock, owner)) ?? 0);
   }
 
   async remainTimeToLive(): Promise<number> {
-    this.core.assertOpen();
+    await this.#open();
     return this.core.redis.pttl(this.keys.lock);
   }
 
   async acquire(options?: LockWaitOptions): Promise<Lease> {
     const { waitMs, leaseMs, signal } = this.#parseWait(options);
-    this.core.assertOpen();
+    await this.#open();
     const owner = this.#acquiringOwner();
     const sentAt = await this.#acquire(owner, waitMs, leaseMs, signal);
     if (sentAt === false) {
@@ -163,11 +163,40 @@ export abstract class BaseLock implements RLock {
     signal?.throwIfAborted();
     const sentAt = await this.acquireFor(owner, waitMs, leaseMs, signal);
     if (sentAt === false) return false;
+    if (this.core.syncReplicas) await this.#confirmReplicas(owner);
     // Synchronously with the reply: renewal must be registered before user code runs.
     if (leaseMs === WATCHDOG_LEASE) this.core.watchdog.track(this.keys, owner, sentAt);
     if (!currentContext()) this.core.unscopedOwners.set(this.#unscopedKey, owner);
     this.core.events.emit('acquired', { name: this.name, owner });
     return sentAt;
+  }
+
+  /** `syncReplicas`: WAIT for the acks; too few → roll the acquisition back and fail. */
+  async #confirmReplicas(owner: string): Promise<void> {
+    const ack = this.core.syncReplicas;
+    if (!ack) return;
+    let acks: number;
+    try {
+      acks = await this.core.scripts.waitForReplicas(this.keys.lock, ack);
+    } catch (error) {
+      this.abandon(owner);
+      throw error;
+    }
+    if (acks >= ack.replicas) return;
+    await this.releaseFor(owner, 0);
+    throw new LockReplicationError(
+      `lock "${this.name}" was acquired but confirmed by ${acks} of ${ack.replicas} replicas within ` +
+        `${ack.timeoutMs} ms, so it was released again`,
+      acks,
+      ack.replicas,
+      { lockName: this.name },
+    );
+  }
+
+  /** Throws once the client is closed; waits until the client knows its topology. */
+  async #open(): Promise<void> {
+    this.core.assertOpen();
+    await this.core.ready();
   }
 
   async #release(owner: string): Promise<number> {

@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../scripts/registry.js';
+import type { PubSubMode } from '../topology.js';
 
 /** What a subscribed channel is told. */
 export interface NoticeListener {
@@ -8,25 +9,38 @@ export interface NoticeListener {
   resync(): void;
 }
 
+interface Attached {
+  readonly conn: RedisConnection;
+  readonly owned: boolean;
+  readonly sharded: boolean;
+}
+
 /**
- * The client's one pub/sub connection. ioredis re-subscribes by itself after a reconnect;
- * what it cannot do is replay the notices published meanwhile, so listeners are told to
- * resynchronise on every `ready` after the first.
+ * The client's one pub/sub connection (on a Cluster: ioredis' sharded subscribers, one per
+ * master). ioredis re-subscribes by itself after a reconnect or a topology change; what it
+ * cannot do is replay the notices published meanwhile, so listeners are told to resynchronise.
  */
 export class NoticeSubscriber {
-  readonly #conn: Redis;
-  readonly #owned: boolean;
   readonly #listeners = new Map<string, NoticeListener>();
-  #wasReady: boolean;
+  readonly #onError: (error: unknown) => void;
+  #attached: Attached | undefined;
+  #wasReady = false;
 
-  constructor(conn: Redis, owned: boolean, onError: (error: unknown) => void) {
-    this.#conn = conn;
-    this.#owned = owned;
+  constructor(onError: (error: unknown) => void) {
+    this.#onError = onError;
+  }
+
+  /** Starts using `conn`; an `owned` connection is closed by close(). */
+  attach(conn: RedisConnection, owned: boolean, mode: PubSubMode): void {
+    const sharded = mode === 'sharded';
+    this.#attached = { conn, owned, sharded };
     this.#wasReady = conn.status === 'ready';
-    conn.on('message', this.#onMessage);
+    conn.on(sharded ? 'smessage' : 'message', this.#onMessage);
     conn.on('ready', this.#onReady);
+    // A Cluster's sharded subscribers re-subscribe after a topology change, then say so.
+    conn.on('subscribersReady', this.#onResubscribed);
     // An owned connection has no other listener: an unhandled 'error' would crash the process.
-    if (owned) conn.on('error', onError);
+    if (owned) conn.on('error', this.#onError);
   }
 
   readonly #onMessage = (channel: string): void => {
@@ -34,14 +48,24 @@ export class NoticeSubscriber {
   };
 
   readonly #onReady = (): void => {
-    if (this.#wasReady) for (const listener of this.#listeners.values()) listener.resync();
+    if (this.#wasReady) this.#onResubscribed();
     this.#wasReady = true;
   };
 
+  readonly #onResubscribed = (): void => {
+    for (const listener of this.#listeners.values()) listener.resync();
+  };
+
+  #connection(): Attached {
+    if (!this.#attached) throw new Error('rlock: the notice subscriber is not attached yet');
+    return this.#attached;
+  }
+
   async subscribe(channel: string, listener: NoticeListener): Promise<void> {
+    const { conn, sharded } = this.#connection();
     this.#listeners.set(channel, listener);
     try {
-      await this.#conn.subscribe(channel);
+      await (sharded ? conn.ssubscribe(channel) : conn.subscribe(channel));
     } catch (error) {
       if (this.#listeners.get(channel) === listener) this.#listeners.delete(channel);
       throw error;
@@ -49,23 +73,29 @@ export class NoticeSubscriber {
   }
 
   async unsubscribe(channel: string): Promise<void> {
+    const { conn, sharded } = this.#connection();
     this.#listeners.delete(channel);
-    await this.#conn.unsubscribe(channel);
+    await (sharded ? conn.sunsubscribe(channel) : conn.unsubscribe(channel));
   }
 
   async close(): Promise<void> {
     const channels = [...this.#listeners.keys()];
     this.#listeners.clear();
-    this.#conn.off('message', this.#onMessage);
-    this.#conn.off('ready', this.#onReady);
-    if (this.#owned) {
+    const attached = this.#attached;
+    if (!attached) return;
+    const { conn, owned, sharded } = attached;
+    conn.off(sharded ? 'smessage' : 'message', this.#onMessage);
+    conn.off('ready', this.#onReady);
+    conn.off('subscribersReady', this.#onResubscribed);
+    if (owned) {
       try {
-        await this.#conn.quit();
+        await conn.quit();
       } catch {
-        this.#conn.disconnect();
+        conn.disconnect();
       }
     } else if (channels.length > 0) {
-      await this.#conn.unsubscribe(...channels).catch(() => undefined);
+      const leave = sharded ? channels.map((channel) => conn.sunsubscribe(channel)) : [conn.unsubscribe(...channels)];
+      await Promise.all(leave).catch(() => undefined);
     }
   }
 }

@@ -7,7 +7,8 @@ export interface WaiterQueuesConfig {
   readonly clientId: string;
   readonly subscriber: NoticeSubscriber;
   readonly scripts: LockScripts;
-  readonly publish: PublishCommand;
+  /** The publish command, known once the topology is. */
+  readonly publish: () => PublishCommand;
   /** ioredis' own `keyPrefix`: it prefixes KEYS (so our channel names in Lua) but not SUBSCRIBE. */
   readonly connectionKeyPrefix: string;
   readonly lingerMs: number;
@@ -44,7 +45,7 @@ export class WaiterQueues {
         subscribe: () =>
           subscriber.subscribe(channel, { notify: () => queue.notify(), resync: () => queue.resync() }),
         unsubscribe: () => void subscriber.unsubscribe(channel).catch(onError),
-        passWake: () => void scripts.passWake(keys, clientId, publish).catch(onError),
+        passWake: () => void scripts.passWake(keys, clientId, publish()).catch(onError),
         leaveWaiterSet: () => void scripts.leaveWaiterSet(keys, clientId).catch(onError),
         dropped: () => {
           if (this.#queues.get(channel) === queue) this.#queues.delete(channel);

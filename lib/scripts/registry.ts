@@ -10,8 +10,12 @@ import wakeOneLua from './wake-one.lua';
 /** A connection rlock sends commands on: a standalone ioredis client or a Cluster. */
 export type RedisConnection = Redis | Cluster;
 
-/** `PUBLISH`, or `SPUBLISH` (sharded, one shard only) on a Redis 7 Cluster. */
-export type PublishCommand = 'publish' | 'spublish';
+/**
+ * How scripts publish a wake-up notice: `publish` (standalone, Sentinel), `spublish` (sharded,
+ * one shard only, on a Redis 7 Cluster), or `publish-cluster` (classic PUBLISH on a Cluster,
+ * whose receiver count covers one node only and so cannot prove a client gone).
+ */
+export type PublishCommand = 'publish' | 'spublish' | 'publish-cluster';
 
 /** What a waiting attempt tells the acquire script about this client's other waiters. */
 export const WaiterMode = {
@@ -29,11 +33,31 @@ const COMMANDS = {
   acquire: { name: 'rlockAcquireV1', numberOfKeys: 2, lua: acquireLua },
   release: { name: 'rlockReleaseV1', numberOfKeys: 3, lua: wakeOneLua + releaseLua },
   renewMany: { name: 'rlockRenewManyV1', numberOfKeys: undefined, lua: renewManyLua },
+  // Redis 7 only: one call renews locks of many slots that live on one Cluster node.
+  renewManyCrossSlot: {
+    name: 'rlockRenewManyCrossSlotV1',
+    numberOfKeys: undefined,
+    lua: `#!lua flags=allow-cross-slot-keys\n${renewManyLua}`,
+  },
   forceUnlock: { name: 'rlockForceUnlockV1', numberOfKeys: 3, lua: wakeOneLua + forceUnlockLua },
   passWake: { name: 'rlockPassWakeV1', numberOfKeys: 3, lua: wakeOneLua + passWakeLua },
 } as const;
 
 type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
+
+/** `syncReplicas`: how many replicas must confirm a write, and how long to wait for them. */
+export interface ReplicaAck {
+  readonly replicas: number;
+  readonly timeoutMs: number;
+}
+
+/** The reply of command `index` of a pipeline, or its error thrown. */
+function replyOf(replies: [Error | null, unknown][] | null, index: number): unknown {
+  const entry = replies?.[index];
+  if (!entry) throw new Error('rlock: the pipeline returned no reply');
+  if (entry[0]) throw entry[0];
+  return entry[1];
+}
 
 /**
  * The scripts, defined once per connection with ioredis `defineCommand`, which sends EVALSHA
@@ -83,10 +107,36 @@ export class LockScripts {
     return Number(reply);
   }
 
-  /** Per lock: 1 renewed, 0 gone, 2 held by others. All keys must share one slot on a Cluster. */
-  async renewMany(lockKeys: readonly string[], owners: readonly string[], ttlMs: number): Promise<number[]> {
-    const reply = await this.#call(COMMANDS.renewMany.name)(lockKeys.length, ...lockKeys, ttlMs, ...owners);
-    return (reply as unknown[]).map(Number);
+  /**
+   * Per lock: 1 renewed, 0 gone, 2 held by others. On a Cluster all keys must share one slot,
+   * or (`crossSlot`, Redis 7) one node. With `ack`, WAIT follows in the same round trip and
+   * `acks` tells how many replicas confirmed.
+   */
+  async renewMany(
+    lockKeys: readonly string[],
+    owners: readonly string[],
+    ttlMs: number,
+    crossSlot = false,
+    ack?: ReplicaAck,
+  ): Promise<{ results: number[]; acks: number | undefined }> {
+    const command = crossSlot ? COMMANDS.renewManyCrossSlot : COMMANDS.renewMany;
+    const args = [lockKeys.length, ...lockKeys, ttlMs, ...owners];
+    if (!ack) {
+      const reply = await this.#call(command.name)(...args);
+      return { results: (reply as unknown[]).map(Number), acks: undefined };
+    }
+    const pipeline = this.#redis.pipeline();
+    (pipeline as unknown as Record<string, (...a: (string | number)[]) => unknown>)[command.name]!(...args);
+    pipeline.wait(ack.replicas, ack.timeoutMs);
+    const replies = await pipeline.exec();
+    return { results: (replyOf(replies, 0) as unknown[]).map(Number), acks: Number(replyOf(replies, 1)) };
+  }
+
+  /** How many replicas confirmed the writes made so far on the node holding `lockKey` (WAIT). */
+  async waitForReplicas(lockKey: string, ack: ReplicaAck): Promise<number> {
+    // EXISTS pins the pipeline to the lock's node on a Cluster; WAIT itself has no key.
+    const replies = await this.#redis.pipeline().exists(lockKey).wait(ack.replicas, ack.timeoutMs).exec();
+    return replyOf(replies, 1) as number;
   }
 
   /** The last local waiter gave up: this client no longer waits for the lock. */

@@ -1,0 +1,65 @@
+import calculateSlot from 'cluster-key-slot';
+import type { Cluster } from 'ioredis';
+import type { PublishCommand, RedisConnection } from './scripts/registry.js';
+
+/** How wake-up notices travel: sharded (SSUBSCRIBE/SPUBLISH, Redis 7) or classic pub/sub. */
+export type PubSubMode = 'sharded' | 'classic';
+
+/** What rlock needs to know about the deployment behind a connection. */
+export interface Topology {
+  readonly cluster: boolean;
+  readonly pubsub: PubSubMode;
+  /** The publish command scripts use (see wake-one.lua). */
+  readonly publish: PublishCommand;
+  /** Whether one renewal script may cover keys of several slots on one node (Redis 7 flag). */
+  readonly crossSlotScripts: boolean;
+  /** Locks whose keys share a group are renewed in one call: one node (or one slot). */
+  renewalGroup(lockKey: string): string;
+}
+
+export const STANDALONE: Topology = {
+  cluster: false,
+  pubsub: 'classic',
+  publish: 'publish',
+  crossSlotScripts: false,
+  renewalGroup: () => '',
+};
+
+export function isCluster(redis: RedisConnection): redis is Cluster {
+  return (redis as { isCluster?: boolean }).isCluster === true;
+}
+
+async function serverMajorVersion(redis: Cluster): Promise<number> {
+  const info = await redis.info('server');
+  const match = /^redis_version:(\d+)/m.exec(info);
+  return match ? Number(match[1]) : 0;
+}
+
+/**
+ * Looks at a Cluster once: on Redis ≥ 7 notices use sharded pub/sub (a notice reaches one
+ * shard, not the whole cluster) and renewals are batched per node; older servers fall back to
+ * classic pub/sub and renewals batched per slot. `requested` forces a pub/sub mode.
+ */
+export async function detectClusterTopology(
+  redis: Cluster,
+  requested: PubSubMode | 'auto',
+  connectionKeyPrefix: string,
+): Promise<Topology> {
+  const modern = (await serverMajorVersion(redis)) >= 7;
+  const pubsub: PubSubMode = requested === 'auto' ? (modern ? 'sharded' : 'classic') : requested;
+  const slotOf = (lockKey: string): number => calculateSlot(connectionKeyPrefix + lockKey);
+  return {
+    cluster: true,
+    pubsub,
+    // Classic PUBLISH on a Cluster counts only the publishing node's receivers: a count of 0
+    // proves nothing, so wake_one must not drop a client for it ('publish-cluster').
+    publish: pubsub === 'sharded' ? 'spublish' : 'publish-cluster',
+    crossSlotScripts: modern,
+    renewalGroup: modern
+      ? (lockKey) => {
+          const slot = slotOf(lockKey);
+          return redis.slots[slot]?.[0] ?? `slot:${slot}`;
+        }
+      : (lockKey) => `slot:${slotOf(lockKey)}`,
+  };
+}
