@@ -73,7 +73,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     }
     const syncReplicas = replicaAck(raw.syncReplicas === undefined ? undefined : checkSyncReplicas(raw.syncReplicas));
     const pubsub = raw.pubsub === undefined ? 'auto' : checkOneOf(raw.pubsub, 'pubsub', ['auto', 'sharded', 'classic'] as const);
-    const subscriber = raw.subscriber as RedisConnection | undefined;
+    const subscriber = raw.subscriber;
 
     this.#redis = redis;
     redis.on('close', this.#onConnectionClose);
@@ -86,20 +86,13 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     }
 
     const scripts = new LockScripts(redis);
-    const client = this;
-    this.#core = {
+    const core: Omit<LockCore, 'topology' | 'publish'> = {
       clientId: this.id,
       keyPrefix,
       watchdogTimeoutMs,
       redis,
       scripts,
       syncReplicas,
-      get topology() {
-        return client.#currentTopology();
-      },
-      get publish() {
-        return client.#currentTopology().publish;
-      },
       waiters: new WaiterQueues({
         clientId: this.id,
         subscriber: this.#subscriber,
@@ -134,6 +127,11 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       },
       ready: () => (this.#topology ? Promise.resolve() : this.#detect(redis as Cluster, pubsub, subscriber, connectionKeyPrefix)),
     };
+    // Known at once for a standalone connection, after ready() for a Cluster.
+    this.#core = Object.defineProperties(core, {
+      topology: { get: () => this.#currentTopology() },
+      publish: { get: () => this.#currentTopology().publish },
+    }) as LockCore;
   }
 
   readonly #onConnectionClose = (): void => {

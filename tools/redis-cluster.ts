@@ -11,7 +11,7 @@ export interface SpawnedCluster {
   readonly nodes: readonly SpawnedRedis[];
   /** Startup nodes for an ioredis Cluster. */
   readonly startupNodes: { host: string; port: number }[];
-  /** Waits until every live node reports cluster_state:ok and agrees on the masters. */
+  /** Waits until every live node reports cluster_state:ok and every slot has a live master. */
   waitHealthy(timeoutMs?: number): Promise<void>;
   /** The node currently serving `slot` as master. */
   masterOf(slot: number): Promise<SpawnedRedis>;
@@ -31,6 +31,25 @@ async function clusterInfo(port: number): Promise<string> {
   }
 }
 
+/** Waits until every replica reports its link to the master up. */
+async function waitReplicasInSync(nodes: readonly SpawnedRedis[], timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const node of nodes) {
+    const conn = new Redis({ port: node.port, host: '127.0.0.1' });
+    conn.on('error', () => undefined);
+    try {
+      for (;;) {
+        const info = await conn.info('replication');
+        if (info.includes('role:master') || info.includes('master_link_status:up')) break;
+        if (Date.now() > deadline) throw new Error(`replica on port ${node.port} did not sync in time`);
+        await sleep(50);
+      }
+    } finally {
+      conn.disconnect();
+    }
+  }
+}
+
 /**
  * Spawns `masters × (1 + replicasPerMaster)` cluster-enabled redis-servers on free loopback
  * ports and joins them with `redis-cli --cluster create`. A short node timeout makes failover
@@ -47,6 +66,9 @@ export async function spawnCluster(masters = 3, replicasPerMaster = 1, nodeTimeo
           '--cluster-enabled', 'yes',
           '--cluster-config-file', join(dir, `nodes-${i}.conf`),
           '--cluster-node-timeout', String(nodeTimeoutMs),
+          // Replicas sync at once (the default waits 5 s for more replicas): a replica that
+          // never synced cannot take over, so failover tests need them in sync from the start.
+          '--repl-diskless-sync-delay', '0',
           '--dir', dir,
         ]),
       );
@@ -63,12 +85,45 @@ export async function spawnCluster(masters = 3, replicasPerMaster = 1, nodeTimeo
     throw error;
   }
 
+  const ping = async (port: number): Promise<boolean> => {
+    const conn = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    conn.on('error', () => undefined);
+    try {
+      await conn.connect();
+      return (await conn.ping()) === 'PONG';
+    } catch {
+      return false;
+    } finally {
+      conn.disconnect();
+    }
+  };
+
+  /** Every live node says cluster_state:ok and every slot's master answers PING. */
+  const healthy = async (): Promise<boolean> => {
+    const live = (await Promise.all(nodes.map(async (n) => ((await ping(n.port)) ? n : undefined)))).filter(
+      (n): n is SpawnedRedis => n !== undefined,
+    );
+    if (live.length === 0) return false;
+    const infos = await Promise.all(live.map((n) => clusterInfo(n.port)));
+    if (!infos.every((info) => info.includes('cluster_state:ok'))) return false;
+    const livePorts = new Set(live.map((n) => n.port));
+    const conn = new Redis({ port: live[0]!.port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null });
+    conn.on('error', () => undefined);
+    try {
+      await conn.connect();
+      const shards = (await conn.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
+      const covered = shards.reduce((sum, [from, to]) => sum + (to - from + 1), 0);
+      return covered === 16_384 && shards.every(([, , master]) => livePorts.has(master[1]));
+    } catch {
+      return false;
+    } finally {
+      conn.disconnect();
+    }
+  };
+
   const waitHealthy = async (timeoutMs = 20_000): Promise<void> => {
     const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const infos = await Promise.all(nodes.map((n) => clusterInfo(n.port)));
-      const live = infos.filter((info) => info !== '');
-      if (live.length > 0 && live.every((info) => info.includes('cluster_state:ok'))) return;
+    while (!(await healthy())) {
       if (Date.now() > deadline) throw new Error('cluster did not become healthy in time');
       await sleep(100);
     }
@@ -94,6 +149,7 @@ export async function spawnCluster(masters = 3, replicasPerMaster = 1, nodeTimeo
   };
 
   await waitHealthy();
+  await waitReplicasInSync(nodes);
   return {
     nodes,
     startupNodes: nodes.map((n) => ({ host: '127.0.0.1', port: n.port })),

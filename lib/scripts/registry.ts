@@ -120,7 +120,10 @@ export class LockScripts {
     ack?: ReplicaAck,
   ): Promise<{ results: number[]; acks: number | undefined }> {
     const command = crossSlot ? COMMANDS.renewManyCrossSlot : COMMANDS.renewMany;
-    const args = [lockKeys.length, ...lockKeys, ttlMs, ...owners];
+    // Redis checks that declared keys share a slot even with the cross-slot flag (the flag
+    // covers keys touched from Lua): a node batch declares only its first key, for routing.
+    const declared = crossSlot ? lockKeys.slice(0, 1) : lockKeys;
+    const args = [declared.length, ...declared, ttlMs, lockKeys.length, ...lockKeys, ...owners];
     if (!ack) {
       const reply = await this.#call(command.name)(...args);
       return { results: (reply as unknown[]).map(Number), acks: undefined };

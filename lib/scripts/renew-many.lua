@@ -1,15 +1,23 @@
--- Watchdog renewal of many held locks in one call (all KEYS in one slot on a Cluster).
--- Renews only where the expected owner still holds the lock: never re-acquires.
--- KEYS[i]   lock hash i
--- ARGV[1]   new TTL, ms
--- ARGV[i+1] owner id expected to hold KEYS[i]
--- Returns a table, one entry per key: 1 renewed; 0 the key is gone; 2 other owners hold it.
+-- Watchdog renewal of many held locks in one call. Renews only where the expected owner still
+-- holds the lock: never re-acquires.
+-- The lock keys are read from ARGV so that one body serves both ways of calling it:
+-- KEYS      the lock keys, when they all share one slot (standalone, or one slot of a Cluster);
+--           on a Redis 7 Cluster node batch, only the first (it routes the call to its node),
+--           and the registry prepends `#!lua flags=allow-cross-slot-keys` so the script may
+--           touch the others, which all live on that node
+-- ARGV[1]       new TTL, ms
+-- ARGV[2]       n, the number of locks
+-- ARGV[2+i]     lock key i (i = 1..n)
+-- ARGV[2+n+i]   owner id expected to hold lock key i
+-- Returns a table, one entry per lock: 1 renewed; 0 the key is gone; 2 other owners hold it.
+local n = tonumber(ARGV[2])
 local renewed = {}
-for i = 1, #KEYS do
-  if redis.call('HEXISTS', KEYS[i], ARGV[i + 1]) == 1 then
-    redis.call('PEXPIRE', KEYS[i], ARGV[1])
+for i = 1, n do
+  local key, owner = ARGV[2 + i], ARGV[2 + n + i]
+  if redis.call('HEXISTS', key, owner) == 1 then
+    redis.call('PEXPIRE', key, ARGV[1])
     renewed[i] = 1
-  elseif redis.call('EXISTS', KEYS[i]) == 1 then
+  elseif redis.call('EXISTS', key) == 1 then
     renewed[i] = 2
   else
     renewed[i] = 0
