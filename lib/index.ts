@@ -8,9 +8,10 @@ export {
   LockError,
   LockLostError,
   LockNotHeldError,
+  LockReplicationError,
   type LockErrorOptions,
   type LockLostReason,
 } from './errors.js';
 export { Lease } from './lease.js';
 export type { LockWaitOptions, RLock, SignalOptions } from './locks/rlock.js';
-export type { LockClientOptions } from './options.js';
+export type { LockClientOptions, SyncReplicas } from './options.js';

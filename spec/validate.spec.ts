@@ -62,6 +62,12 @@ describe('bad input → InvalidArgumentError before anything reaches Redis', () 
     expect(make({ watchdogTimeout: Number.NaN })).toThrow(InvalidArgumentError);
     expect(make({ subscriber: {} })).toThrow(/`subscriber`/);
     expect(make({ watchdogTimout: 100 })).toThrow(/unknown option `watchdogTimout`/);
+    expect(make({ syncReplicas: 1 })).toThrow(/`syncReplicas`/);
+    expect(make({ syncReplicas: { replicas: 0, timeout: 100 } })).toThrow(/`syncReplicas.replicas`/);
+    expect(make({ syncReplicas: { replicas: 1.5, timeout: 100 } })).toThrow(/`syncReplicas.replicas`/);
+    expect(make({ syncReplicas: { replicas: 1, timeout: -1 } })).toThrow(/`syncReplicas.timeout`/);
+    expect(make({ syncReplicas: { replicas: 1 } })).toThrow(/`syncReplicas.timeout`/);
+    expect(make({ pubsub: 'fast' })).toThrow(/`pubsub` must be one of 'auto', 'sharded', 'classic'/);
     expect(() => new LockClient({} as Redis)).toThrow(/`redis`/);
     const locks = new LockClient(lazy(), { subscriber: lazy() });
     expect(() => locks.runInContext('x' as never)).toThrow(/`fn`/);

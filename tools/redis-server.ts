@@ -46,8 +46,16 @@ async function pingable(port: number): Promise<boolean> {
   }
 }
 
+/** How to start the server beyond the defaults. */
+export interface SpawnOptions {
+  /** A config file, read first (Sentinel needs one it may rewrite). */
+  readonly configFile?: string;
+  /** Run as a Sentinel (`--sentinel`): no persistence options then. */
+  readonly sentinel?: boolean;
+}
+
 /** Spawns `redis-server` on a free 127.0.0.1 port with no persistence; `extraArgs` are appended. */
-export async function spawnRedis(extraArgs: string[] = []): Promise<SpawnedRedis> {
+export async function spawnRedis(extraArgs: string[] = [], options: SpawnOptions = {}): Promise<SpawnedRedis> {
   if (!hasRedisServer()) {
     throw new Error('redis-server is not on PATH: install it (apt-get install -y redis-server) or set REDIS_URL');
   }
@@ -55,7 +63,12 @@ export async function spawnRedis(extraArgs: string[] = []): Promise<SpawnedRedis
   let child: ChildProcess | undefined;
 
   const start = async (): Promise<void> => {
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', ...extraArgs];
+    const args = [
+      ...(options.configFile ? [options.configFile] : []),
+      ...(options.sentinel ? ['--sentinel'] : ['--save', '', '--appendonly', 'no']),
+      '--port', String(port), '--bind', '127.0.0.1', '--loglevel', 'warning',
+      ...extraArgs,
+    ];
     const proc = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'inherit'] });
     child = proc;
     const deadline = Date.now() + 10_000;
