@@ -8,9 +8,11 @@ export {
   LockError,
   LockLostError,
   LockNotHeldError,
+  LockUpgradeError,
   type LockErrorOptions,
   type LockLostReason,
 } from './errors.js';
 export { Lease } from './lease.js';
-export type { LockWaitOptions, RLock, SignalOptions } from './locks/rlock.js';
+export { MultiLock } from './locks/multi-lock.js';
+export type { LockWaitOptions, RFencedLock, RLock, RReadWriteLock, SignalOptions } from './locks/rlock.js';
 export type { LockClientOptions } from './options.js';

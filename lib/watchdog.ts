@@ -1,11 +1,22 @@
 import type { LockLostReason } from './errors.js';
-import type { LockKeys } from './keys.js';
 import { RENEW_BATCH_SIZE, RENEW_RETRY_MS } from './options.js';
-import type { LockScripts } from './scripts/registry.js';
+import type { LockScripts, RenewScript } from './scripts/registry.js';
 
-/** One watchdog-mode (lock, owner) pair: re-entrant holds share it. */
+/** What the watchdog renews for one hold, and with which batched script. */
+export interface RenewTarget {
+  /** The lock's name, for events. */
+  readonly name: string;
+  /** The batched script that renews it. */
+  readonly script: RenewScript;
+  /** The keys that script needs for this hold (all in the lock's hash slot). */
+  readonly keys: readonly string[];
+  /** Who holds, as the script knows it: the owner id, or `r:`/`w:` + owner id on a read-write lock. */
+  readonly holder: string;
+}
+
+/** One watchdog-mode hold (lock, owner[, read or write]): re-entrant holds share it. */
 export interface WatchedHold {
-  readonly keys: LockKeys;
+  readonly target: RenewTarget;
   readonly owner: string;
   /** Leases to abort when the hold is lost. */
   readonly leases: Set<AbortController>;
@@ -28,8 +39,8 @@ export interface WatchdogListener {
 const RENEWED = 1;
 const GONE = 0;
 
-function holdId(keys: LockKeys, owner: string): string {
-  return `${keys.lock}\u0000${owner}`;
+function holdId(target: RenewTarget): string {
+  return `${target.script}\u0000${target.keys.join('\u0000')}\u0000${target.holder}`;
 }
 
 /**
@@ -57,12 +68,12 @@ export class Watchdog {
     return this.#holds.size;
   }
 
-  /** Starts (or joins) renewal of a (lock, owner) acquired at `acquiredAt` (performance.now()). */
-  track(keys: LockKeys, owner: string, acquiredAt: number): WatchedHold {
-    const id = holdId(keys, owner);
+  /** Starts (or joins) renewal of `owner`'s hold acquired at `acquiredAt` (performance.now()). */
+  track(target: RenewTarget, owner: string, acquiredAt: number): WatchedHold {
+    const id = holdId(target);
     let hold = this.#holds.get(id);
     if (!hold) {
-      hold = { keys, owner, leases: new Set(), releasing: 0, renewedAt: acquiredAt };
+      hold = { target, owner, leases: new Set(), releasing: 0, renewedAt: acquiredAt };
       this.#holds.set(id, hold);
     } else {
       hold.renewedAt = Math.max(hold.renewedAt, acquiredAt);
@@ -71,21 +82,21 @@ export class Watchdog {
     return hold;
   }
 
-  get(keys: LockKeys, owner: string): WatchedHold | undefined {
-    return this.#holds.get(holdId(keys, owner));
+  get(target: RenewTarget): WatchedHold | undefined {
+    return this.#holds.get(holdId(target));
   }
 
-  beginRelease(keys: LockKeys, owner: string): void {
-    const hold = this.get(keys, owner);
+  beginRelease(target: RenewTarget): void {
+    const hold = this.get(target);
     if (hold) hold.releasing += 1;
   }
 
   /** `remaining` is the hold count left, or undefined when the release failed. */
-  endRelease(keys: LockKeys, owner: string, remaining: number | undefined): void {
-    const hold = this.get(keys, owner);
+  endRelease(target: RenewTarget, remaining: number | undefined): void {
+    const hold = this.get(target);
     if (!hold) return;
     hold.releasing -= 1;
-    if (remaining !== undefined && remaining <= 0) this.#holds.delete(holdId(keys, owner));
+    if (remaining !== undefined && remaining <= 0) this.#holds.delete(holdId(target));
   }
 
   close(): void {
@@ -106,9 +117,17 @@ export class Watchdog {
     this.#ticking = true;
     let failed = false;
     try {
-      const holds = [...this.#holds.values()];
+      // Each batch goes to one script: holds of reentrant and of read-write locks apart.
+      const byScript = new Map<RenewScript, WatchedHold[]>();
+      for (const hold of this.#holds.values()) {
+        const group = byScript.get(hold.target.script);
+        if (group) group.push(hold);
+        else byScript.set(hold.target.script, [hold]);
+      }
       const batches: WatchedHold[][] = [];
-      for (let i = 0; i < holds.length; i += RENEW_BATCH_SIZE) batches.push(holds.slice(i, i + RENEW_BATCH_SIZE));
+      for (const holds of byScript.values()) {
+        for (let i = 0; i < holds.length; i += RENEW_BATCH_SIZE) batches.push(holds.slice(i, i + RENEW_BATCH_SIZE));
+      }
       const outcomes = await Promise.all(batches.map((batch) => this.#renew(batch)));
       failed = outcomes.includes(false);
     } finally {
@@ -123,8 +142,9 @@ export class Watchdog {
     let results: number[];
     try {
       results = await this.#scripts.renewMany(
-        batch.map((hold) => hold.keys.lock),
-        batch.map((hold) => hold.owner),
+        batch[0]!.target.script,
+        batch.flatMap((hold) => hold.target.keys),
+        batch.map((hold) => hold.target.holder),
         this.#leaseMs,
       );
     } catch (error) {
@@ -150,11 +170,11 @@ export class Watchdog {
   }
 
   #isCurrent(hold: WatchedHold): boolean {
-    return !this.#closed && this.#holds.get(holdId(hold.keys, hold.owner)) === hold;
+    return !this.#closed && this.#holds.get(holdId(hold.target)) === hold;
   }
 
   #lose(hold: WatchedHold, reason: LockLostReason): void {
-    this.#holds.delete(holdId(hold.keys, hold.owner));
+    this.#holds.delete(holdId(hold.target));
     this.#listener.lost(hold, reason);
   }
 }
