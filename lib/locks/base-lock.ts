@@ -205,6 +205,11 @@ export abstract class BaseLock implements RLock {
     return `${this.keys.lock}\u0000${serverAddress(this.core.redis)}`;
   }
 
+  /** For MultiLock: a failure nobody awaits, reported as an `error` event of this lock's client. */
+  reportError(error: unknown): void {
+    this.core.events.emit('error', error);
+  }
+
   /** Acquires for the current owner (the context's, or a fresh one); false when the wait ran out. */
   protected async take(waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
     this.core.assertOpen();

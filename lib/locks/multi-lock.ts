@@ -64,10 +64,11 @@ export class MultiLock implements RLock {
 
   async lock(leaseTime?: number, options?: SignalOptions): Promise<void> {
     const parsed = checkLockArgs(leaseTime, options, this.name);
-    await this.#takeAll(parsed, async (lock) => {
+    const take = async (lock: BaseLock): Promise<BaseLock> => {
       await lock.lock(parsed.leaseMs, { signal: parsed.signal });
       return lock;
-    }, letGoOfLocks);
+    };
+    await this.#takeAll(parsed, take, letGoOfLocks);
   }
 
   tryLock(waitTime?: number, leaseTime?: number, options?: SignalOptions): Promise<boolean>;
@@ -85,7 +86,9 @@ export class MultiLock implements RLock {
   /** Releases one hold of every member. @throws LockNotHeldError naming the members the current owner did not hold. */
   async unlock(): Promise<void> {
     const results = await Promise.allSettled(this.#locks.map((lock) => lock.unlock()));
-    const failed = results.flatMap((result, i) => (result.status === 'rejected' ? [{ lock: this.#locks[i]!, error: result.reason as unknown }] : []));
+    const failed = results.flatMap((result, i) =>
+      result.status === 'rejected' ? [{ lock: this.#locks[i]!, error: result.reason as unknown }] : [],
+    );
     if (failed.length === 0) return;
     const other = failed.find(({ error }) => !(error instanceof LockNotHeldError));
     if (other) throw other.error;
@@ -130,40 +133,49 @@ export class MultiLock implements RLock {
    * @throws LockAcquireTimeoutError when `waitTime` runs out (no member is left held).
    */
   async acquire(options?: LockWaitOptions): Promise<Lease> {
+    return this.#combine(await this.#acquireLeases(checkWaitOptions(options, this.name)));
+  }
+
+  async withLock<T>(fn: (lease: Lease) => T | Promise<T>, options?: LockWaitOptions): Promise<T> {
+    const body = checkFunction<(lease: Lease) => T | Promise<T>>(fn, 'fn');
     const parsed = checkWaitOptions(options, this.name);
-    const leases = await this.#takeAll(
-      parsed,
-      async (lock, waitMs) => {
-        try {
-          return await lock.acquire({ waitTime: waitMs, leaseTime: parsed.leaseMs, signal: parsed.signal });
-        } catch (error) {
-          if (error instanceof LockAcquireTimeoutError) return false;
-          throw error;
-        }
-      },
-      letGoOfLeases,
-    );
+    const run = async (): Promise<T> => {
+      const leases = await this.#acquireLeases(parsed);
+      const lease = this.#combine(leases);
+      let result: T;
+      try {
+        result = await body(lease);
+      } catch (error) {
+        // fn's error is the one to see; a failed release is still reported, by its lock's client.
+        await Promise.all(
+          leases.map((member, i) => member.release().catch((releaseError: unknown) => this.#locks[i]!.reportError(releaseError))),
+        );
+        throw error;
+      }
+      await lease.release();
+      return result;
+    };
+    // The callback runs in a context, so nested calls on this MultiLock (or a member) re-enter.
+    return currentContext() ? run() : runInNewContext(run);
+  }
+
+  /** One Lease per member, in acquisition order. @throws LockAcquireTimeoutError when the budget ran out. */
+  async #acquireLeases(parsed: ParsedWait): Promise<Lease[]> {
+    const take = async (lock: BaseLock, waitMs: number | undefined): Promise<Lease | false> => {
+      try {
+        return await lock.acquire({ waitTime: waitMs, leaseTime: parsed.leaseMs, signal: parsed.signal });
+      } catch (error) {
+        if (error instanceof LockAcquireTimeoutError) return false;
+        throw error;
+      }
+    };
+    const leases = await this.#takeAll(parsed, take, letGoOfLeases);
     if (leases === false) {
       throw new LockAcquireTimeoutError(`timed out after ${parsed.waitMs} ms waiting for ${this.name}`, parsed.waitMs ?? 0, {
         lockName: this.name,
       });
     }
-    return this.#combine(leases);
-  }
-
-  async withLock<T>(fn: (lease: Lease) => T | Promise<T>, options?: LockWaitOptions): Promise<T> {
-    const body = checkFunction<(lease: Lease) => T | Promise<T>>(fn, 'fn');
-    checkWaitOptions(options, this.name);
-    const run = async (): Promise<T> => {
-      const lease = await this.acquire(options);
-      try {
-        return await body(lease);
-      } finally {
-        await lease.release();
-      }
-    };
-    // The callback runs in a context, so nested calls on this MultiLock (or a member) re-enter.
-    return currentContext() ? run() : runInNewContext(run);
+    return leases;
   }
 
   /**

@@ -125,6 +125,17 @@ describe('MultiLock', () => {
     expect(await fx.keys()).toEqual([]);
   });
 
+  it('withLock rethrows the callback error and releases every member', async () => {
+    const multi = multiOf(fx.client(), 'e-a', 'e-b');
+    await expect(
+      multi.withLock(() => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    expect(await multi.isLocked()).toBe(false);
+    expect(await fx.keys()).toEqual([]);
+  });
+
   it('a Lease aborts its signal when any member is lost, and releases every member', async () => {
     const locks = fx.client({ watchdogTimeout: 300 });
     const multi = multiOf(locks, 'l-a', 'l-b');
