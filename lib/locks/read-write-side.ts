@@ -66,7 +66,8 @@ export abstract class ReadWriteSide extends BaseLock {
 
   async #view(): Promise<{ holdCount: number; locked: boolean; ttlMs: number }> {
     this.core.assertOpen();
-    // Owners are per client: an owner id the lock cannot hold still asks about the lock as a whole.
+    // With no current owner (outside a context, no unscoped hold) the counts are 0, and the
+    // rest still describes the lock.
     const state = await this.core.scripts.readWriteState(this.rwKeys, this.currentOwner() ?? '');
     return this.view(state);
   }
