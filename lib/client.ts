@@ -4,8 +4,10 @@ import type { Cluster, Redis } from 'ioredis';
 import { runInNewContext } from './context.js';
 import type { LockClientEvents, LockCore } from './core.js';
 import { InvalidArgumentError, LockClientClosedError, LockLostError } from './errors.js';
+import { FencedLock } from './locks/fenced-lock.js';
 import { ReentrantLock } from './locks/lock.js';
-import type { RLock } from './locks/rlock.js';
+import { ReadWriteLock } from './locks/read-write-lock.js';
+import type { RFencedLock, RLock, RReadWriteLock } from './locks/rlock.js';
 import { DEFAULTS, replicaAck, SUBSCRIPTION_LINGER_MS, type LockClientOptions } from './options.js';
 import { NoticeSubscriber } from './pubsub/subscriber.js';
 import { WaiterQueues } from './pubsub/waiter-queues.js';
@@ -108,13 +110,13 @@ export class LockClient extends EventEmitter<LockClientEvents> {
         topology: () => this.#currentTopology(),
         syncReplicas,
         listener: {
-          renewed: (hold) => void this.emit('renewed', { name: hold.keys.name, owner: hold.owner }),
+          renewed: (hold) => void this.emit('renewed', { name: hold.target.name, owner: hold.owner }),
           lost: (hold, reason) => {
-            const error = new LockLostError(`lock "${hold.keys.name}" was lost (${reason})`, reason, {
-              lockName: hold.keys.name,
+            const error = new LockLostError(`lock "${hold.target.name}" was lost (${reason})`, reason, {
+              lockName: hold.target.name,
             });
             for (const lease of hold.leases) lease.abort(error);
-            this.emit('lost', { name: hold.keys.name, owner: hold.owner, reason });
+            this.emit('lost', { name: hold.target.name, owner: hold.owner, reason });
           },
           error: onError,
         },
@@ -167,6 +169,30 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   /** A reentrant, non-fair lock. @throws InvalidArgumentError for an empty or non-string name. */
   getLock(name: string): RLock {
     return new ReentrantLock(this.#core, name);
+  }
+
+  /**
+   * A read-write lock: many readers or one writer, both reentrant; the writer may also read.
+   * @throws InvalidArgumentError for an empty or non-string name.
+   * @example
+   * const rw = locks.getReadWriteLock('catalog');
+   * await rw.readLock().withLock(() => readCatalog());      // readers share it
+   * await rw.writeLock().withLock(() => rebuildCatalog());  // a writer has it alone
+   */
+  getReadWriteLock(name: string): RReadWriteLock {
+    return new ReadWriteLock(this.#core, name);
+  }
+
+  /**
+   * A reentrant lock with fencing tokens: each acquisition from unlocked gets a greater token.
+   * @throws InvalidArgumentError for an empty or non-string name.
+   * @example
+   * const lock = locks.getFencedLock('ledger');
+   * const token = await lock.lockAndGetToken();
+   * try { await storage.write(entry, { token }); } finally { await lock.unlock(); }
+   */
+  getFencedLock(name: string): RFencedLock {
+    return new FencedLock(this.#core, name);
   }
 
   /**

@@ -42,8 +42,11 @@ export interface LockCore {
   readonly syncReplicas: ReplicaAck | undefined;
   readonly waiters: WaiterQueues;
   readonly watchdog: Watchdog;
-  /** Per lock: the owner of the hold this client took outside any context. */
-  readonly unscopedOwners: Map<string, string>;
+  /**
+   * Per lock: the owners of the holds this client took outside any context, latest last. One at
+   * a time for an exclusive lock; a shared lock (read) may have several.
+   */
+  readonly unscopedOwners: Map<string, string[]>;
   readonly events: EventEmitter<LockClientEvents>;
   /** Counts closes of the command connection: a call spanning one may have been resent. */
   connectionEpoch(): number;

@@ -95,6 +95,17 @@ export class InvalidArgumentError extends LockError {
   override readonly code = 'INVALID_ARGUMENT' as const;
 }
 
+/**
+ * The write lock of a read-write lock was asked for by an owner that holds only its read lock.
+ * Waiting could never succeed (the owner would wait for itself), so the call fails at once,
+ * whatever its wait budget. Release the read holds first, or take the write lock first (a
+ * writer may also take the read lock).
+ */
+export class LockUpgradeError extends LockError {
+  override readonly name = 'LockUpgradeError' as const;
+  override readonly code = 'LOCK_UPGRADE' as const;
+}
+
 /** The call was made on, or was still waiting in, a client that has been closed. */
 export class LockClientClosedError extends LockError {
   override readonly name = 'LockClientClosedError' as const;
@@ -110,4 +121,6 @@ export function isLockError(value: unknown): value is LockError {
 export const ScriptStatus = {
   /** The owner holds no hold on the lock. */
   NotHeld: -1,
+  /** The owner asked for a write lock while holding only read holds of it. */
+  UpgradeRefused: -3,
 } as const;

@@ -9,9 +9,11 @@ export {
   LockLostError,
   LockNotHeldError,
   LockReplicationError,
+  LockUpgradeError,
   type LockErrorOptions,
   type LockLostReason,
 } from './errors.js';
 export { Lease } from './lease.js';
-export type { LockWaitOptions, RLock, SignalOptions } from './locks/rlock.js';
+export { MultiLock } from './locks/multi-lock.js';
+export type { LockWaitOptions, RFencedLock, RLock, RReadWriteLock, SignalOptions } from './locks/rlock.js';
 export type { LockClientOptions, SyncReplicas } from './options.js';

@@ -24,3 +24,67 @@ export function lockKeys(keyPrefix: string, name: string): LockKeys {
     wakePrefix: `${base}:wake:`,
   };
 }
+
+/** The keys of a fenced lock: a reentrant lock's, plus its token counter. */
+export interface FencedLockKeys extends LockKeys {
+  /** Integer incremented by every acquisition from unlocked; never expires (the only key that stays). */
+  readonly token: string;
+}
+
+export function fencedLockKeys(keyPrefix: string, name: string): FencedLockKeys {
+  const keys = lockKeys(keyPrefix, name);
+  return { ...keys, token: `${keys.lock}:token` };
+}
+
+/** Where a client waits for a lock (or for one side of a read-write lock), and how it is woken. */
+export interface WaitTarget {
+  readonly name: string;
+  /** The lock's main key: while it exists the lock is held, so a wake-up is not handed on. */
+  readonly lock: string;
+  /** The waiter set this client registers in while it waits. */
+  readonly waiters: string;
+  /** Its wake-up channel: this prefix + the client id. */
+  readonly wakePrefix: string;
+  /** Waiter set and channel prefix of the clients an unusable wake-up is handed on to. */
+  readonly handOnWaiters: string;
+  readonly handOnWakePrefix: string;
+  /** One notice wakes every local waiter (they can all hold the lock at once), not one. */
+  readonly wakeAll: boolean;
+}
+
+/** Waiting for an exclusive lock: a wake-up nobody here can use goes to the next client in line. */
+export function exclusiveWait(keys: LockKeys): WaitTarget {
+  const { name, lock, waiters, wakePrefix } = keys;
+  return { name, lock, waiters, wakePrefix, handOnWaiters: waiters, handOnWakePrefix: wakePrefix, wakeAll: false };
+}
+
+/** The keys of a read-write lock (layout: lib/scripts/read-write-holds.lua). */
+export interface ReadWriteKeys {
+  readonly name: string;
+  /** Hash: the writer, its hold count and lease end, and each reader's hold count. */
+  readonly lock: string;
+  /** Sorted set: reader owner id → end of its read lease (server ms). */
+  readonly readers: string;
+  /** Readers wait apart from writers: a write release wakes all of them at once. */
+  readonly read: WaitTarget;
+  /** Writers wait as for an exclusive lock: one is woken when the lock frees. */
+  readonly write: WaitTarget;
+}
+
+export function readWriteKeys(keyPrefix: string, name: string): ReadWriteKeys {
+  const keys = lockKeys(keyPrefix, name);
+  const write = exclusiveWait(keys);
+  return {
+    name,
+    lock: keys.lock,
+    readers: `${keys.lock}:readers`,
+    read: {
+      ...write,
+      waiters: `${keys.lock}:read-waiters`,
+      wakePrefix: `${keys.lock}:read-wake:`,
+      // The other waiting readers were woken too; only a writer can use a wake-up a reader drops.
+      wakeAll: true,
+    },
+    write,
+  };
+}

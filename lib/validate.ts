@@ -98,3 +98,41 @@ export function checkOneOf<T extends string>(value: unknown, option: string, all
   }
   return value as T;
 }
+
+/** The checked arguments of an acquiring call. */
+export interface ParsedWait {
+  /** undefined: no budget (tryLock: one attempt; the others wait without limit). */
+  waitMs: number | undefined;
+  /** WATCHDOG_LEASE (-1) or a positive lease. */
+  leaseMs: number;
+  signal: AbortSignal | undefined;
+}
+
+/** `{ waitTime?, leaseTime?, signal? }` (acquire, withLock, tryLock's object form). */
+export function checkWaitOptions(options: unknown, lockName?: string): ParsedWait {
+  const raw = checkObject(options, 'options');
+  return {
+    waitMs: checkWaitTime(raw.waitTime, lockName),
+    leaseMs: checkLeaseTime(raw.leaseTime, lockName),
+    signal: checkSignal(raw.signal, lockName),
+  };
+}
+
+/** tryLock's arguments: (waitTime?, leaseTime?, { signal }?) or one options object. */
+export function checkTryLockArgs(waitOrOptions: unknown, leaseTime: unknown, options: unknown, lockName?: string): ParsedWait {
+  if (typeof waitOrOptions === 'object' && waitOrOptions !== null) return checkWaitOptions(waitOrOptions, lockName);
+  return {
+    waitMs: checkWaitTime(waitOrOptions, lockName),
+    leaseMs: checkLeaseTime(leaseTime, lockName),
+    signal: checkSignal(checkObject(options, 'options').signal, lockName),
+  };
+}
+
+/** lock()'s arguments: (leaseTime?, { signal }?). */
+export function checkLockArgs(leaseTime: unknown, options: unknown, lockName?: string): ParsedWait {
+  return {
+    waitMs: undefined,
+    leaseMs: checkLeaseTime(leaseTime, lockName),
+    signal: checkSignal(checkObject(options, 'options').signal, lockName),
+  };
+}

@@ -44,10 +44,19 @@ export function raceDeadline<T>(promise: Promise<T>, deadline: number, signal?: 
   });
 }
 
+/** A successful acquisition. */
+export interface Acquired {
+  readonly acquired: true;
+  /** performance.now() when the attempt was sent: the lease counts from here. */
+  readonly sentAt: number;
+  /** The fencing token, for fenced locks. */
+  readonly token?: number;
+}
+
 /** The answer to one acquisition attempt. */
 export type AttemptResult =
-  | { readonly acquired: true; /** performance.now() when the attempt was sent: the lease counts from here. */ readonly sentAt: number }
-  | { readonly acquired: false; /** The holder's PTTL, ms (-1: the key has no TTL). */ readonly ttlMs: number };
+  | Acquired
+  | { readonly acquired: false; /** How long the holder blocks us at most, ms (-1: its key has no TTL). */ readonly ttlMs: number };
 
 export interface AcquireLoop {
   /** One attempt; `mode` tells Redis whether this client keeps other waiters on the lock. */
@@ -64,9 +73,9 @@ export interface AcquireLoop {
 }
 
 /** One attempt, no waiting; an attempt that succeeds after an abort is undone. */
-export async function acquireOnce(loop: Pick<AcquireLoop, 'attempt' | 'signal' | 'abandon'>): Promise<number | false> {
+export async function acquireOnce(loop: Pick<AcquireLoop, 'attempt' | 'signal' | 'abandon'>): Promise<Acquired | false> {
   const result = await attemptWithin(loop, WaiterMode.Single, Infinity);
-  return result !== TIMED_OUT && result.acquired ? result.sentAt : false;
+  return result !== TIMED_OUT && result.acquired ? result : false;
 }
 
 const modeFor = (queue: WaiterQueue | undefined): WaiterMode =>
@@ -76,9 +85,9 @@ const modeFor = (queue: WaiterQueue | undefined): WaiterMode =>
  * Acquires, waiting until `deadline`: subscribe, ask again (a release may have been published
  * before the subscription was live), then sleep until this client is woken by a release or
  * the holder's TTL runs out, never past the deadline. No fixed-interval polling.
- * Resolves with when the successful attempt was sent, or false at the deadline.
+ * Resolves with the successful attempt, or false at the deadline.
  */
-export async function acquireWithin(loop: AcquireLoop): Promise<number | false> {
+export async function acquireWithin(loop: AcquireLoop): Promise<Acquired | false> {
   const { deadline, signal } = loop;
   // Notices only arrive on a subscribed channel, so with no queue yet there is nothing to
   // count: an uncontended acquisition creates no queue and sends one command.
@@ -114,7 +123,7 @@ export async function acquireWithin(loop: AcquireLoop): Promise<number | false> 
       if (result === TIMED_OUT) return false;
     }
     acquired = result.acquired;
-    return result.acquired ? result.sentAt : false;
+    return result.acquired ? result : false;
   } finally {
     queue?.leave(acquired);
   }

@@ -1,12 +1,23 @@
 import { LockReplicationError, type LockLostReason } from './errors.js';
-import type { LockKeys } from './keys.js';
 import { RENEW_BATCH_SIZE, RENEW_RETRY_MS } from './options.js';
-import type { LockScripts, ReplicaAck } from './scripts/registry.js';
+import type { LockScripts, RenewScript, ReplicaAck } from './scripts/registry.js';
 import type { Topology } from './topology.js';
 
-/** One watchdog-mode (lock, owner) pair: re-entrant holds share it. */
+/** What the watchdog renews for one hold, and with which batched script. */
+export interface RenewTarget {
+  /** The lock's name, for events. */
+  readonly name: string;
+  /** The batched script that renews it. */
+  readonly script: RenewScript;
+  /** The keys that script needs for this hold (all in the lock's hash slot). */
+  readonly keys: readonly string[];
+  /** Who holds, as the script knows it: the owner id, or `r:`/`w:` + owner id on a read-write lock. */
+  readonly holder: string;
+}
+
+/** One watchdog-mode hold (lock, owner[, read or write]): re-entrant holds share it. */
 export interface WatchedHold {
-  readonly keys: LockKeys;
+  readonly target: RenewTarget;
   readonly owner: string;
   /** Leases to abort when the hold is lost. */
   readonly leases: Set<AbortController>;
@@ -29,8 +40,8 @@ export interface WatchdogListener {
 const RENEWED = 1;
 const GONE = 0;
 
-function holdId(keys: LockKeys, owner: string): string {
-  return `${keys.lock}\u0000${owner}`;
+function holdId(target: RenewTarget): string {
+  return `${target.script}\u0000${target.keys.join('\u0000')}\u0000${target.holder}`;
 }
 
 export interface WatchdogConfig {
@@ -45,9 +56,10 @@ export interface WatchdogConfig {
 
 /**
  * Keeps watchdog-mode locks alive: ONE timer per client renews every held (lock, owner) in
- * batched script calls every third of the lease, one call per node (Redis 7 Cluster) or slot
- * per batch. Ticks never overlap (the next is scheduled when the last batch is answered). A
- * renewal error is retried soon; the hold is declared lost once its lease must have run out.
+ * batched script calls every third of the lease: one call per script kind and node (Redis 7
+ * Cluster) or slot per batch. Ticks never overlap (the next is scheduled when the last batch
+ * is answered). A renewal error is retried soon; the hold is declared lost once its lease must
+ * have run out.
  */
 export class Watchdog {
   readonly #scripts: LockScripts;
@@ -72,12 +84,12 @@ export class Watchdog {
     return this.#holds.size;
   }
 
-  /** Starts (or joins) renewal of a (lock, owner) acquired at `acquiredAt` (performance.now()). */
-  track(keys: LockKeys, owner: string, acquiredAt: number): WatchedHold {
-    const id = holdId(keys, owner);
+  /** Starts (or joins) renewal of `owner`'s hold acquired at `acquiredAt` (performance.now()). */
+  track(target: RenewTarget, owner: string, acquiredAt: number): WatchedHold {
+    const id = holdId(target);
     let hold = this.#holds.get(id);
     if (!hold) {
-      hold = { keys, owner, leases: new Set(), releasing: 0, renewedAt: acquiredAt };
+      hold = { target, owner, leases: new Set(), releasing: 0, renewedAt: acquiredAt };
       this.#holds.set(id, hold);
     } else {
       hold.renewedAt = Math.max(hold.renewedAt, acquiredAt);
@@ -86,21 +98,21 @@ export class Watchdog {
     return hold;
   }
 
-  get(keys: LockKeys, owner: string): WatchedHold | undefined {
-    return this.#holds.get(holdId(keys, owner));
+  get(target: RenewTarget): WatchedHold | undefined {
+    return this.#holds.get(holdId(target));
   }
 
-  beginRelease(keys: LockKeys, owner: string): void {
-    const hold = this.get(keys, owner);
+  beginRelease(target: RenewTarget): void {
+    const hold = this.get(target);
     if (hold) hold.releasing += 1;
   }
 
   /** `remaining` is the hold count left, or undefined when the release failed. */
-  endRelease(keys: LockKeys, owner: string, remaining: number | undefined): void {
-    const hold = this.get(keys, owner);
+  endRelease(target: RenewTarget, remaining: number | undefined): void {
+    const hold = this.get(target);
     if (!hold) return;
     hold.releasing -= 1;
-    if (remaining !== undefined && remaining <= 0) this.#holds.delete(holdId(keys, owner));
+    if (remaining !== undefined && remaining <= 0) this.#holds.delete(holdId(target));
   }
 
   close(): void {
@@ -121,17 +133,19 @@ export class Watchdog {
     this.#ticking = true;
     let failed = false;
     try {
+      // Each batch goes to one script and one node (or slot): reentrant and read-write holds
+      // apart, and on a Cluster the holds of one node together.
       const topology = this.#topology();
       const groups = new Map<string, WatchedHold[]>();
       for (const hold of this.#holds.values()) {
-        const group = topology.renewalGroup(hold.keys.lock);
+        const group = `${hold.target.script}\u0000${topology.renewalGroup(hold.target.keys[0]!)}`;
         const members = groups.get(group);
         if (members) members.push(hold);
         else groups.set(group, [hold]);
       }
       const batches: WatchedHold[][] = [];
-      for (const members of groups.values()) {
-        for (let i = 0; i < members.length; i += RENEW_BATCH_SIZE) batches.push(members.slice(i, i + RENEW_BATCH_SIZE));
+      for (const holds of groups.values()) {
+        for (let i = 0; i < holds.length; i += RENEW_BATCH_SIZE) batches.push(holds.slice(i, i + RENEW_BATCH_SIZE));
       }
       const crossSlot = topology.cluster && topology.crossSlotScripts;
       const outcomes = await Promise.all(batches.map((batch) => this.#renew(batch, crossSlot)));
@@ -148,8 +162,9 @@ export class Watchdog {
     let results: number[];
     try {
       const renewal = await this.#scripts.renewMany(
-        batch.map((hold) => hold.keys.lock),
-        batch.map((hold) => hold.owner),
+        batch[0]!.target.script,
+        batch.flatMap((hold) => hold.target.keys),
+        batch.map((hold) => hold.target.holder),
         this.#leaseMs,
         crossSlot,
         this.#syncReplicas,
@@ -189,11 +204,11 @@ export class Watchdog {
   }
 
   #isCurrent(hold: WatchedHold): boolean {
-    return !this.#closed && this.#holds.get(holdId(hold.keys, hold.owner)) === hold;
+    return !this.#closed && this.#holds.get(holdId(hold.target)) === hold;
   }
 
   #lose(hold: WatchedHold, reason: LockLostReason): void {
-    this.#holds.delete(holdId(hold.keys, hold.owner));
+    this.#holds.delete(holdId(hold.target));
     this.#listener.lost(hold, reason);
   }
 }

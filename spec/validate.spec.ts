@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InvalidArgumentError, LockClient, type RLock } from '../lib/index.js';
+import { InvalidArgumentError, LockClient, MultiLock, type RLock } from '../lib/index.js';
 
 // Everything here must fail before any I/O: the connections never connect (lazyConnect).
 describe('bad input → InvalidArgumentError before anything reaches Redis', () => {
@@ -22,6 +22,64 @@ describe('bad input → InvalidArgumentError before anything reaches Redis', () 
   it.each([[''], [42], [null], [undefined], [{}], [['a']]])('lock name %j', (name) => {
     const locks = new LockClient(lazy(), { subscriber: lazy() });
     expect(() => locks.getLock(name as string)).toThrow(InvalidArgumentError);
+    expect(() => locks.getReadWriteLock(name as string)).toThrow(/`name`/);
+    expect(() => locks.getFencedLock(name as string)).toThrow(InvalidArgumentError);
+  });
+
+  // Every lock kind checks its arguments the same way.
+  const kinds: [string, () => RLock][] = [
+    ['getLock', () => lockOf()],
+    ['readLock', () => new LockClient(lazy(), { subscriber: lazy() }).getReadWriteLock('ok').readLock()],
+    ['writeLock', () => new LockClient(lazy(), { subscriber: lazy() }).getReadWriteLock('ok').writeLock()],
+    ['getFencedLock', () => new LockClient(lazy(), { subscriber: lazy() }).getFencedLock('ok')],
+    ['MultiLock', () => {
+      const locks = new LockClient(lazy(), { subscriber: lazy() });
+      return new MultiLock(locks.getLock('a'), locks.getReadWriteLock('b').readLock());
+    }],
+  ];
+  it.each(kinds)('%s: bad times, signal, fn and options', async (_, make) => {
+    const lock = make();
+    await expect(lock.tryLock(-1)).rejects.toThrow(/`waitTime`/);
+    await expect(lock.tryLock({ waitTime: Number.NaN })).rejects.toThrow(InvalidArgumentError);
+    await expect(lock.tryLock(0, 0)).rejects.toThrow(/`leaseTime`/);
+    await expect(lock.lock(2 ** 31)).rejects.toThrow(/`leaseTime`/);
+    await expect(lock.acquire({ leaseTime: '5' as never })).rejects.toThrow(InvalidArgumentError);
+    await expect(lock.withLock(() => 1, { waitTime: Infinity })).rejects.toThrow(InvalidArgumentError);
+    await expect(lock.withLock('fn' as never)).rejects.toThrow(/`fn`/);
+    await expect(lock.tryLock(10, 10, { signal: 'x' as never })).rejects.toThrow(/`signal`/);
+    await expect(lock.lock(undefined, 'x' as never)).rejects.toThrow(/`options`/);
+  });
+
+  it('fenced lock: bad times in lockAndGetToken and tryLockAndGetToken', async () => {
+    const lock = new LockClient(lazy(), { subscriber: lazy() }).getFencedLock('ok');
+    await expect(lock.lockAndGetToken(0)).rejects.toThrow(/`leaseTime`/);
+    await expect(lock.lockAndGetToken(-5)).rejects.toThrow(InvalidArgumentError);
+    await expect(lock.tryLockAndGetToken(-1)).rejects.toThrow(/`waitTime`/);
+    await expect(lock.tryLockAndGetToken(0, Number.NaN)).rejects.toThrow(/`leaseTime`/);
+    await expect(lock.tryLockAndGetToken({ waitTime: '1' as never })).rejects.toThrow(InvalidArgumentError);
+    await expect(lock.tryLockAndGetToken(1, 1, { signal: {} as never })).rejects.toThrow(/`signal`/);
+  });
+
+  it('MultiLock: no lock, a value that is not an rlock lock, the same lock twice', () => {
+    const locks = new LockClient(lazy(), { subscriber: lazy() });
+    const shared = lazy();
+    const sameConnection = new LockClient(shared, { subscriber: lazy() });
+    const alsoSameConnection = new LockClient(shared, { subscriber: lazy() });
+    const rw = locks.getReadWriteLock('rw');
+    expect(() => new MultiLock()).toThrow(/at least one lock/);
+    expect(() => new MultiLock(locks.getLock('a'), {} as RLock)).toThrow(/lock #2 of a MultiLock/);
+    expect(() => new MultiLock(null as never)).toThrow(InvalidArgumentError);
+    const nested = new MultiLock(locks.getLock('a'));
+    expect(() => new MultiLock(nested)).toThrow(/got a MultiLock/);
+    const a = locks.getLock('a');
+    expect(() => new MultiLock(a, locks.getLock('b'), a)).toThrow(/#1 and #3 .* the same lock "a"/);
+    expect(() => new MultiLock(locks.getLock('a'), locks.getLock('a'))).toThrow(InvalidArgumentError);
+    // Both sides of one read-write lock, or one key through two clients on one connection.
+    expect(() => new MultiLock(rw.readLock(), rw.writeLock())).toThrow(/same lock "rw"/);
+    expect(() => new MultiLock(sameConnection.getLock('k'), alsoSameConnection.getLock('k'))).toThrow(InvalidArgumentError);
+    // Different keys, or the same name on separate connections, are fine.
+    expect(new MultiLock(locks.getLock('a'), locks.getFencedLock('b'), rw.writeLock()).name).toBe('MultiLock(a, b, rw)');
+    expect(() => new MultiLock(locks.getLock('k'), sameConnection.getLock('k'))).not.toThrow();
   });
 
   const badTimes = [-1, -0.5, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 2 ** 31, '100', null, {}];

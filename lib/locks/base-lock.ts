@@ -1,23 +1,26 @@
+import type { Redis } from 'ioredis';
 import { currentContext, newContextId, ownerId, runInNewContext } from '../context.js';
 import type { LockCore } from '../core.js';
 import { LockAcquireTimeoutError, LockLostError, LockNotHeldError, LockReplicationError, ScriptStatus } from '../errors.js';
-import { lockKeys, type LockKeys } from '../keys.js';
+import { lockKeys, type LockKeys, type WaitTarget } from '../keys.js';
 import { Lease } from '../lease.js';
+import type { RedisConnection, WaiterMode } from '../scripts/registry.js';
 import {
   checkFunction,
-  checkLeaseTime,
+  checkLockArgs,
   checkLockName,
-  checkObject,
-  checkSignal,
-  checkWaitTime,
+  checkTryLockArgs,
+  checkWaitOptions,
   WATCHDOG_LEASE,
 } from '../validate.js';
+import { acquireOnce, acquireWithin, type Acquired, type AttemptResult } from '../wait.js';
+import type { RenewTarget } from '../watchdog.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
 
-interface ParsedWait {
-  waitMs: number | undefined;
-  leaseMs: number;
-  signal: AbortSignal | undefined;
+function serverAddress(redis: RedisConnection): string {
+  if (redis.isCluster) return 'cluster';
+  const { path, host, port, db } = (redis as Redis).options;
+  return path ?? `${host}:${port}/${db ?? 0}`;
 }
 
 /**
@@ -29,7 +32,7 @@ export abstract class BaseLock implements RLock {
   readonly name: string;
   protected readonly core: LockCore;
   protected readonly keys: LockKeys;
-  /** Where this client remembers its unscoped hold of this lock. */
+  /** Where this client remembers its unscoped holds of this lock. */
   readonly #unscopedKey: string;
 
   protected constructor(core: LockCore, name: unknown, kind: string) {
@@ -41,14 +44,14 @@ export abstract class BaseLock implements RLock {
 
   /**
    * Acquires for `owner`: `waitMs` 0 is one attempt, undefined waits without limit.
-   * Resolves with performance.now() when the successful attempt was sent, or false.
+   * Resolves with the successful attempt, or false.
    */
   protected abstract acquireFor(
     owner: string,
     waitMs: number | undefined,
     leaseMs: number,
     signal: AbortSignal | undefined,
-  ): Promise<number | false>;
+  ): Promise<Acquired | false>;
 
   /**
    * Releases one hold of `owner`; `reExpireMs` (0: keep) resets the TTL when holds remain.
@@ -56,11 +59,43 @@ export abstract class BaseLock implements RLock {
    */
   protected abstract releaseFor(owner: string, reExpireMs: number): Promise<number>;
 
+  /** How the watchdog renews `owner`'s hold of this lock. */
+  protected renewTarget(owner: string): RenewTarget {
+    return { name: this.name, script: 'lock', keys: [this.keys.lock], holder: owner };
+  }
+
+  /** The lease of a hold in Redis, ms: the watchdog's timeout in watchdog mode. */
+  protected ttlFor(leaseMs: number): number {
+    return leaseMs === WATCHDOG_LEASE ? this.core.watchdogTimeoutMs : leaseMs;
+  }
+
+  /**
+   * The non-fair waiting strategy: `attempt` once, or until `waitMs` runs out (undefined: no
+   * limit), sleeping between attempts on `target`'s wake-up channel.
+   */
+  protected acquireWaiting(
+    target: WaitTarget,
+    owner: string,
+    waitMs: number | undefined,
+    signal: AbortSignal | undefined,
+    attempt: (mode: WaiterMode) => Promise<AttemptResult>,
+  ): Promise<Acquired | false> {
+    const { core } = this;
+    const abandon = (): void => this.abandon(owner);
+    if (waitMs === 0) return acquireOnce({ attempt, signal, abandon });
+    return acquireWithin({
+      attempt,
+      abandon,
+      signal,
+      waiters: { peek: () => core.waiters.peek(target), get: () => core.waiters.get(target) },
+      deadline: waitMs === undefined ? Infinity : performance.now() + waitMs,
+      noTtlSleepMs: core.watchdogTimeoutMs,
+    });
+  }
+
   async lock(leaseTime?: number, options?: SignalOptions): Promise<void> {
-    const leaseMs = checkLeaseTime(leaseTime, this.name);
-    const { signal } = this.#parseSignal(options);
-    await this.#open();
-    await this.#acquire(this.#acquiringOwner(), undefined, leaseMs, signal);
+    const { leaseMs, signal } = checkLockArgs(leaseTime, options, this.name);
+    await this.take(undefined, leaseMs, signal);
   }
 
   tryLock(waitTime?: number, leaseTime?: number, options?: SignalOptions): Promise<boolean>;
@@ -70,24 +105,29 @@ export abstract class BaseLock implements RLock {
     leaseTime?: number,
     options?: SignalOptions,
   ): Promise<boolean> {
-    const parsed =
-      typeof waitOrOptions === 'object' && waitOrOptions !== null
-        ? this.#parseWait(waitOrOptions)
-        : {
-            waitMs: checkWaitTime(waitOrOptions, this.name),
-            leaseMs: checkLeaseTime(leaseTime, this.name),
-            signal: this.#parseSignal(options).signal,
-          };
-    await this.#open();
-    const acquired = await this.#acquire(this.#acquiringOwner(), parsed.waitMs ?? 0, parsed.leaseMs, parsed.signal);
-    return acquired !== false;
+    const { waitMs, leaseMs, signal } = checkTryLockArgs(waitOrOptions, leaseTime, options, this.name);
+    return (await this.take(waitMs ?? 0, leaseMs, signal)) !== false;
   }
 
   async unlock(): Promise<void> {
     await this.#open();
-    const owner = this.#currentOwner();
+    const context = currentContext();
+    if (context) {
+      await this.#release(ownerId(this.core.clientId, context.id));
+      return;
+    }
+    // Taken off the list now, not when Redis answers: concurrent unlocks must not pick the same hold.
+    const owners = this.core.unscopedOwners.get(this.#unscopedKey);
+    const owner = owners?.pop();
     if (owner === undefined) throw this.#notHeld();
-    await this.#release(owner);
+    if (owners!.length === 0) this.core.unscopedOwners.delete(this.#unscopedKey);
+    try {
+      await this.#release(owner);
+    } catch (error) {
+      // Still held (the call failed): a retried unlock must find it.
+      if (!(error instanceof LockNotHeldError)) this.#rememberUnscoped(owner);
+      throw error;
+    }
   }
 
   async forceUnlock(): Promise<boolean> {
@@ -106,7 +146,7 @@ export abstract class BaseLock implements RLock {
 
   async getHoldCount(): Promise<number> {
     await this.#open();
-    const owner = this.#currentOwner();
+    const owner = this.currentOwner();
     if (owner === undefined) return 0;
     return Number((await this.core.redis.hget(this.keys.lock, owner)) ?? 0);
   }
@@ -117,21 +157,21 @@ export abstract class BaseLock implements RLock {
   }
 
   async acquire(options?: LockWaitOptions): Promise<Lease> {
-    const { waitMs, leaseMs, signal } = this.#parseWait(options);
+    const { waitMs, leaseMs, signal } = checkWaitOptions(options, this.name);
     await this.#open();
     const owner = this.#acquiringOwner();
-    const sentAt = await this.#acquire(owner, waitMs, leaseMs, signal);
-    if (sentAt === false) {
+    const acquired = await this.#acquire(owner, waitMs, leaseMs, signal);
+    if (acquired === false) {
       throw new LockAcquireTimeoutError(`timed out after ${waitMs} ms waiting for lock "${this.name}"`, waitMs ?? 0, {
         lockName: this.name,
       });
     }
-    return this.#lease(owner, leaseMs, sentAt);
+    return this.#lease(owner, leaseMs, acquired);
   }
 
   async withLock<T>(fn: (lease: Lease) => T | Promise<T>, options?: LockWaitOptions): Promise<T> {
     const body = checkFunction<(lease: Lease) => T | Promise<T>>(fn, 'fn');
-    this.#parseWait(options);
+    checkWaitOptions(options, this.name);
     const run = async (): Promise<T> => {
       const lease = await this.acquire(options);
       let result: T;
@@ -149,9 +189,42 @@ export abstract class BaseLock implements RLock {
     return currentContext() ? run() : runInNewContext(run);
   }
 
+  /**
+   * For MultiLock: true when `other` is this same lock (same client or connection, same key),
+   * so holding both would mean waiting for oneself.
+   */
+  isSameLockAs(other: BaseLock): boolean {
+    return this.keys.lock === other.keys.lock && (this.core === other.core || this.core.redis === other.core.redis);
+  }
+
+  /**
+   * For MultiLock: the order every MultiLock takes its locks in, the same in every process:
+   * by key, then (same key on several servers) by the server's address.
+   */
+  get orderKey(): string {
+    return `${this.keys.lock}\u0000${serverAddress(this.core.redis)}`;
+  }
+
+  /** For MultiLock: a failure nobody awaits, reported as an `error` event of this lock's client. */
+  reportError(error: unknown): void {
+    this.core.events.emit('error', error);
+  }
+
+  /** Acquires for the current owner (the context's, or a fresh one); false when the wait ran out. */
+  protected async take(waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
+    await this.#open();
+    return this.#acquire(this.#acquiringOwner(), waitMs, leaseMs, signal);
+  }
+
   /** Releases one hold of `owner` quietly: for acquisitions nobody waits for any more. */
   protected abandon(owner: string): void {
     this.releaseFor(owner, 0).catch((error: unknown) => this.core.events.emit('error', error));
+  }
+
+  /** The owner whose holds unlock and the queries concern; undefined outside a context with no unscoped hold. */
+  protected currentOwner(): string | undefined {
+    const context = currentContext();
+    return context ? ownerId(this.core.clientId, context.id) : this.core.unscopedOwners.get(this.#unscopedKey)?.at(-1);
   }
 
   async #acquire(
@@ -159,16 +232,16 @@ export abstract class BaseLock implements RLock {
     waitMs: number | undefined,
     leaseMs: number,
     signal: AbortSignal | undefined,
-  ): Promise<number | false> {
+  ): Promise<Acquired | false> {
     signal?.throwIfAborted();
-    const sentAt = await this.acquireFor(owner, waitMs, leaseMs, signal);
-    if (sentAt === false) return false;
+    const acquired = await this.acquireFor(owner, waitMs, leaseMs, signal);
+    if (acquired === false) return false;
     if (this.core.syncReplicas) await this.#confirmReplicas(owner);
     // Synchronously with the reply: renewal must be registered before user code runs.
-    if (leaseMs === WATCHDOG_LEASE) this.core.watchdog.track(this.keys, owner, sentAt);
-    if (!currentContext()) this.core.unscopedOwners.set(this.#unscopedKey, owner);
+    if (leaseMs === WATCHDOG_LEASE) this.core.watchdog.track(this.renewTarget(owner), owner, acquired.sentAt);
+    if (!currentContext()) this.#rememberUnscoped(owner);
     this.core.events.emit('acquired', { name: this.name, owner });
-    return sentAt;
+    return acquired;
   }
 
   /** `syncReplicas`: WAIT for the acks; too few → roll the acquisition back and fail. */
@@ -201,8 +274,9 @@ export abstract class BaseLock implements RLock {
 
   async #release(owner: string): Promise<number> {
     const { watchdog } = this.core;
-    const reExpireMs = watchdog.get(this.keys, owner) ? this.core.watchdogTimeoutMs : 0;
-    watchdog.beginRelease(this.keys, owner);
+    const target = this.renewTarget(owner);
+    const reExpireMs = watchdog.get(target) ? this.core.watchdogTimeoutMs : 0;
+    watchdog.beginRelease(target);
     const epoch = this.core.connectionEpoch();
     let left: number | undefined;
     try {
@@ -211,19 +285,31 @@ export abstract class BaseLock implements RLock {
       // before the connection dropped finds nothing to release when resent: that is success.
       if (left === ScriptStatus.NotHeld && this.core.connectionEpoch() !== epoch) left = 0;
     } finally {
-      watchdog.endRelease(this.keys, owner, left);
+      watchdog.endRelease(target, left);
     }
-    if (left <= 0 && this.core.unscopedOwners.get(this.#unscopedKey) === owner) {
-      this.core.unscopedOwners.delete(this.#unscopedKey);
-    }
+    if (left <= 0) this.#forgetUnscoped(owner);
     if (left === ScriptStatus.NotHeld) throw this.#notHeld();
     if (left === 0) this.core.events.emit('released', { name: this.name, owner });
     return left;
   }
 
-  #lease(owner: string, leaseMs: number, sentAt: number): Lease {
+  #rememberUnscoped(owner: string): void {
+    const owners = this.core.unscopedOwners.get(this.#unscopedKey);
+    if (owners) owners.push(owner);
+    else this.core.unscopedOwners.set(this.#unscopedKey, [owner]);
+  }
+
+  #forgetUnscoped(owner: string): void {
+    const owners = this.core.unscopedOwners.get(this.#unscopedKey);
+    const at = owners?.lastIndexOf(owner) ?? -1;
+    if (at === -1) return;
+    owners!.splice(at, 1);
+    if (owners!.length === 0) this.core.unscopedOwners.delete(this.#unscopedKey);
+  }
+
+  #lease(owner: string, leaseMs: number, acquired: Acquired): Lease {
     const controller = new AbortController();
-    const hold = leaseMs === WATCHDOG_LEASE ? this.core.watchdog.get(this.keys, owner) : undefined;
+    const hold = leaseMs === WATCHDOG_LEASE ? this.core.watchdog.get(this.renewTarget(owner)) : undefined;
     hold?.leases.add(controller);
     let expiry: NodeJS.Timeout | undefined;
     if (leaseMs !== WATCHDOG_LEASE) {
@@ -234,13 +320,14 @@ export abstract class BaseLock implements RLock {
         });
         controller.abort(error);
         this.core.events.emit('lost', { name: this.name, owner, reason: 'expired' });
-      }, Math.max(0, leaseMs - (performance.now() - sentAt)));
+      }, Math.max(0, leaseMs - (performance.now() - acquired.sentAt)));
       expiry.unref();
     }
     return new Lease({
       name: this.name,
       owner,
       signal: controller.signal,
+      token: acquired.token,
       release: async () => {
         clearTimeout(expiry);
         hold?.leases.delete(controller);
@@ -259,26 +346,8 @@ export abstract class BaseLock implements RLock {
     return ownerId(this.core.clientId, currentContext()?.id ?? newContextId());
   }
 
-  /** The owner whose holds unlock and the queries concern. */
-  #currentOwner(): string | undefined {
-    const context = currentContext();
-    return context ? ownerId(this.core.clientId, context.id) : this.core.unscopedOwners.get(this.#unscopedKey);
-  }
-
   #notHeld(): LockNotHeldError {
     return new LockNotHeldError(`lock "${this.name}" is not held by the current owner`, { lockName: this.name });
   }
 
-  #parseSignal(options: unknown): { signal: AbortSignal | undefined } {
-    return { signal: checkSignal(checkObject(options, 'options').signal, this.name) };
-  }
-
-  #parseWait(options: unknown): ParsedWait {
-    const raw = checkObject(options, 'options');
-    return {
-      waitMs: checkWaitTime(raw.waitTime, this.name),
-      leaseMs: checkLeaseTime(raw.leaseTime, this.name),
-      signal: checkSignal(raw.signal, this.name),
-    };
-  }
 }

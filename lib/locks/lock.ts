@@ -1,17 +1,19 @@
-import { randomBytes } from 'node:crypto';
 import type { LockCore } from '../core.js';
-import { WATCHDOG_LEASE } from '../validate.js';
-import { acquireOnce, acquireWithin, type AttemptResult } from '../wait.js';
-import type { WaiterMode } from '../scripts/registry.js';
+import { exclusiveWait, type WaitTarget } from '../keys.js';
+import type { Acquired } from '../wait.js';
 import { BaseLock } from './base-lock.js';
+import { newRequestId } from './request-id.js';
 
 /**
  * The reentrant, non-fair lock: a Redis hash (owner id → hold count) whose TTL is the lease.
  * Waiters are woken one client per release (see the acquire and release scripts).
  */
 export class ReentrantLock extends BaseLock {
+  readonly #wait: WaitTarget;
+
   constructor(core: LockCore, name: unknown) {
     super(core, name, 'lock');
+    this.#wait = exclusiveWait(this.keys);
   }
 
   protected override acquireFor(
@@ -19,28 +21,19 @@ export class ReentrantLock extends BaseLock {
     waitMs: number | undefined,
     leaseMs: number,
     signal: AbortSignal | undefined,
-  ): Promise<number | false> {
+  ): Promise<Acquired | false> {
     const { core, keys } = this;
-    const ttlMs = leaseMs === WATCHDOG_LEASE ? core.watchdogTimeoutMs : leaseMs;
-    const attempt = async (mode: WaiterMode): Promise<AttemptResult> => {
+    const ttlMs = this.ttlFor(leaseMs);
+    return this.acquireWaiting(this.#wait, owner, waitMs, signal, async (mode) => {
       const sentAt = performance.now();
       const holderTtl = await core.scripts.acquire(keys, owner, ttlMs, core.clientId, mode);
       return holderTtl === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: holderTtl };
-    };
-    const abandon = (): void => this.abandon(owner);
-    if (waitMs === 0) return acquireOnce({ attempt, signal, abandon });
-    return acquireWithin({
-      attempt,
-      abandon,
-      signal,
-      waiters: { peek: () => core.waiters.peek(keys), get: () => core.waiters.get(keys) },
-      deadline: waitMs === undefined ? Infinity : performance.now() + waitMs,
-      noTtlSleepMs: core.watchdogTimeoutMs,
     });
   }
 
   protected override releaseFor(owner: string, reExpireMs: number): Promise<number> {
     const { core } = this;
-    return core.scripts.release(this.keys, owner, reExpireMs, randomBytes(9).toString('base64url'), core.publish);
+    return core.scripts.release(this.keys, owner, reExpireMs, newRequestId(), core.publish);
   }
 }
+

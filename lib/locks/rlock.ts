@@ -44,3 +44,34 @@ export interface RLock {
   /** Acquires and returns a {@link Lease}. @throws LockAcquireTimeoutError when `waitTime` runs out. */
   acquire(options?: LockWaitOptions): Promise<Lease>;
 }
+
+/**
+ * A read-write lock: many readers or one writer (Redisson's RReadWriteLock). Both sides are
+ * reentrant per owner; the writer may also take the read lock, and keeps reading after its write
+ * unlock (downgrade). An owner that holds only the read lock and asks for the write lock gets a
+ * LockUpgradeError at once.
+ */
+export interface RReadWriteLock {
+  /** The lock's name. */
+  readonly name: string;
+  /** The shared side: held by any number of owners at once while no other owner writes. */
+  readLock(): RLock;
+  /** The exclusive side: held by one owner while nobody else reads or writes. */
+  writeLock(): RLock;
+}
+
+/**
+ * A reentrant lock that hands out fencing tokens: every acquisition from unlocked gets a token
+ * greater than every token given before for this name (also after the lock expired or was
+ * force-unlocked); a re-entry gets the holder's token. Pass the token to the resource you guard,
+ * and have it refuse tokens lower than the highest it has seen.
+ */
+export interface RFencedLock extends RLock {
+  /** Acquires, waiting without limit, and resolves with the token. `leaseTime` omitted or -1: watchdog mode. */
+  lockAndGetToken(leaseTime?: number, options?: SignalOptions): Promise<number>;
+  /** Like tryLock; resolves with the token, or null when the wait ran out. */
+  tryLockAndGetToken(waitTime?: number, leaseTime?: number, options?: SignalOptions): Promise<number | null>;
+  tryLockAndGetToken(options: LockWaitOptions): Promise<number | null>;
+  /** The token of the hold the lock is under now, whoever holds it; null when it is not locked. */
+  getToken(): Promise<number | null>;
+}

@@ -22,12 +22,14 @@ interface Sleeper {
 
 /**
  * The local waiters of one client on one lock. Redis wakes one client per release; this
- * wakes one local waiter per notice, first come first served. A notice that arrives while
- * every waiter is busy asking Redis is kept as a permit, so no wake-up is lost.
+ * wakes one local waiter per notice, first come first served, or every local waiter for a
+ * lock they can hold together (readers). A notice that arrives while a waiter is busy asking
+ * Redis is kept as a permit, so no wake-up is lost.
  */
 export class WaiterQueue {
   readonly #hooks: WaiterQueueHooks;
   readonly #lingerMs: number;
+  readonly #wakeAll: boolean;
   readonly #sleepers = new Set<Sleeper>();
   #members = 0;
   #permits = 0;
@@ -36,9 +38,10 @@ export class WaiterQueue {
   #linger: NodeJS.Timeout | undefined;
   #closedWith: Error | undefined;
 
-  constructor(hooks: WaiterQueueHooks, lingerMs: number) {
+  constructor(hooks: WaiterQueueHooks, lingerMs: number, wakeAll: boolean) {
     this.#hooks = hooks;
     this.#lingerMs = lingerMs;
+    this.#wakeAll = wakeAll;
   }
 
   /** True once the wake-up channel is subscribed: a notice published now will arrive. */
@@ -78,8 +81,9 @@ export class WaiterQueue {
   /** Leaves; `acquired` says whether this waiter got the lock. */
   leave(acquired: boolean): void {
     this.#members -= 1;
-    // A notice received before an acquisition of ours is obsolete: the lock is ours now.
-    if (acquired) this.#permits = 0;
+    // A notice received before an acquisition of ours is obsolete: the lock is ours now. Not so
+    // for a shared lock: the other local waiters may take it too.
+    if (acquired && !this.#wakeAll) this.#permits = 0;
     if (this.#members > 0) return;
     if (!acquired && this.#closedWith === undefined) {
       if (this.#permits > 0) this.#hooks.passWake();
@@ -92,10 +96,19 @@ export class WaiterQueue {
     }
   }
 
-  /** A wake-up notice for this client: wake the longest sleeper, or keep it as a permit. */
+  /**
+   * A wake-up notice for this client: wake the longest sleeper, or keep it as a permit. For a
+   * shared lock wake every sleeper, and give each waiter busy asking Redis a permit (its answer
+   * may predate the release).
+   */
   notify(): void {
     if (this.#members === 0) {
       this.#hooks.passWake();
+      return;
+    }
+    if (this.#wakeAll) {
+      this.#permits = this.#members - this.#sleepers.size;
+      this.#wakeEverySleeper();
       return;
     }
     const first = this.#sleepers.values().next();
@@ -109,6 +122,10 @@ export class WaiterQueue {
 
   /** Notices may have been lost (reconnect): every sleeper asks Redis again. */
   resync(): void {
+    this.#wakeEverySleeper();
+  }
+
+  #wakeEverySleeper(): void {
     for (const sleeper of [...this.#sleepers]) sleeper.wake('notice');
   }
 

@@ -1,4 +1,4 @@
-import type { LockKeys } from '../keys.js';
+import type { WaitTarget } from '../keys.js';
 import type { LockScripts, PublishCommand } from '../scripts/registry.js';
 import type { NoticeSubscriber } from './subscriber.js';
 import { WaiterQueue } from './waiter-queue.js';
@@ -15,7 +15,10 @@ export interface WaiterQueuesConfig {
   readonly onError: (error: unknown) => void;
 }
 
-/** One {@link WaiterQueue} per lock this client waits on, each with its own wake-up channel. */
+/**
+ * One {@link WaiterQueue} per lock this client waits on (per side, for a read-write lock), each
+ * with its own wake-up channel.
+ */
 export class WaiterQueues {
   readonly #config: WaiterQueuesConfig;
   readonly #queues = new Map<string, WaiterQueue>();
@@ -30,14 +33,14 @@ export class WaiterQueues {
   }
 
   /** The queue of a lock this client already waits on (or recently did), if any. */
-  peek(keys: LockKeys): WaiterQueue | undefined {
-    return this.#queues.get(this.#channel(keys));
+  peek(target: WaitTarget): WaiterQueue | undefined {
+    return this.#queues.get(this.#channel(target));
   }
 
   /** The queue of a lock, created on first need. */
-  get(keys: LockKeys): WaiterQueue {
+  get(target: WaitTarget): WaiterQueue {
     const { clientId, subscriber, scripts, publish, lingerMs, onError } = this.#config;
-    const channel = this.#channel(keys);
+    const channel = this.#channel(target);
     const existing = this.#queues.get(channel);
     if (existing) return existing;
     const queue: WaiterQueue = new WaiterQueue(
@@ -45,20 +48,21 @@ export class WaiterQueues {
         subscribe: () =>
           subscriber.subscribe(channel, { notify: () => queue.notify(), resync: () => queue.resync() }),
         unsubscribe: () => void subscriber.unsubscribe(channel).catch(onError),
-        passWake: () => void scripts.passWake(keys, clientId, publish()).catch(onError),
-        leaveWaiterSet: () => void scripts.leaveWaiterSet(keys, clientId).catch(onError),
+        passWake: () => void scripts.passWake(target, clientId, publish()).catch(onError),
+        leaveWaiterSet: () => void scripts.leaveWaiterSet(target, clientId).catch(onError),
         dropped: () => {
           if (this.#queues.get(channel) === queue) this.#queues.delete(channel);
         },
       },
       lingerMs,
+      target.wakeAll,
     );
     this.#queues.set(channel, queue);
     return queue;
   }
 
-  #channel(keys: LockKeys): string {
-    return this.#config.connectionKeyPrefix + keys.wakePrefix + this.#config.clientId;
+  #channel(target: WaitTarget): string {
+    return this.#config.connectionKeyPrefix + target.wakePrefix + this.#config.clientId;
   }
 
   close(error: Error): void {

@@ -1,11 +1,24 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { LockKeys } from '../keys.js';
+import type { FencedLockKeys, LockKeys, ReadWriteKeys, WaitTarget } from '../keys.js';
 import acquireLua from './acquire-2.lua';
+import fencedAcquireLua from './fenced-acquire-3.lua';
 import forceUnlockLua from './force-unlock-3.lua';
-import passWakeLua from './pass-wake-3.lua';
+import passWakeLua from './pass-wake-4.lua';
+import readAcquireLua from './read-acquire-3.lua';
+import readReleaseLua from './read-release-4.lua';
+import readWriteForceUnlockLua from './read-write-force-unlock-6.lua';
+import readWriteHoldsLua from './read-write-holds.lua';
+import readWriteStateLua from './read-write-state-2.lua';
+import releaseLogLua from './release-log.lua';
 import releaseLua from './release-3.lua';
 import renewManyLua from './renew-many.lua';
+import renewReadWriteManyLua from './renew-read-write-many.lua';
+import serverTimeLua from './server-time.lua';
+import wakeAllLua from './wake-all.lua';
 import wakeOneLua from './wake-one.lua';
+import waiterSetLua from './waiter-set.lua';
+import writeAcquireLua from './write-acquire-3.lua';
+import writeReleaseLua from './write-release-6.lua';
 
 /** A connection rlock sends commands on: a standalone ioredis client or a Cluster. */
 export type RedisConnection = Redis | Cluster;
@@ -28,19 +41,57 @@ export const WaiterMode = {
 } as const;
 export type WaiterMode = (typeof WaiterMode)[keyof typeof WaiterMode];
 
+/** Which batched watchdog script renews a hold: a reentrant lock's, or a read-write lock's. */
+export type RenewScript = 'lock' | 'readWrite';
+
+/** What a read-write lock looks like to one owner (lib/scripts/read-write-state-2.lua). */
+export interface ReadWriteState {
+  /** ms left of the write lease; -2 when no writer holds. */
+  readonly writeLeftMs: number;
+  readonly ownWrites: number;
+  /** How many owners hold read holds. */
+  readonly readers: number;
+  /** ms left of the longest read lease; -2 when no reader holds. */
+  readonly readLeftMs: number;
+  readonly ownReads: number;
+}
+
+const rwPrelude = serverTimeLua + readWriteHoldsLua;
+
+// Redis 7 script flag: the script may touch keys of several slots (all on the node it runs on).
+const CROSS_SLOT = '#!lua flags=allow-cross-slot-keys\n';
+
 // Command names are versioned: two rlock versions sharing a connection must not swap scripts.
+// Shared Lua functions are prepended to the scripts that call them.
 const COMMANDS = {
-  acquire: { name: 'rlockAcquireV1', numberOfKeys: 2, lua: acquireLua },
-  release: { name: 'rlockReleaseV1', numberOfKeys: 3, lua: wakeOneLua + releaseLua },
+  acquire: { name: 'rlockAcquireV1', numberOfKeys: 2, lua: serverTimeLua + waiterSetLua + acquireLua },
+  release: { name: 'rlockReleaseV1', numberOfKeys: 3, lua: releaseLogLua + wakeOneLua + releaseLua },
   renewMany: { name: 'rlockRenewManyV1', numberOfKeys: undefined, lua: renewManyLua },
-  // Redis 7 only: one call renews locks of many slots that live on one Cluster node.
-  renewManyCrossSlot: {
-    name: 'rlockRenewManyCrossSlotV1',
-    numberOfKeys: undefined,
-    lua: `#!lua flags=allow-cross-slot-keys\n${renewManyLua}`,
-  },
   forceUnlock: { name: 'rlockForceUnlockV1', numberOfKeys: 3, lua: wakeOneLua + forceUnlockLua },
-  passWake: { name: 'rlockPassWakeV1', numberOfKeys: 3, lua: wakeOneLua + passWakeLua },
+  passWake: { name: 'rlockPassWakeV1', numberOfKeys: 4, lua: wakeOneLua + passWakeLua },
+  fencedAcquire: { name: 'rlockFencedAcquireV1', numberOfKeys: 3, lua: serverTimeLua + waiterSetLua + fencedAcquireLua },
+  readAcquire: { name: 'rlockReadAcquireV1', numberOfKeys: 3, lua: rwPrelude + waiterSetLua + readAcquireLua },
+  writeAcquire: { name: 'rlockWriteAcquireV1', numberOfKeys: 3, lua: rwPrelude + waiterSetLua + writeAcquireLua },
+  readRelease: { name: 'rlockReadReleaseV1', numberOfKeys: 4, lua: rwPrelude + releaseLogLua + wakeOneLua + readReleaseLua },
+  writeRelease: {
+    name: 'rlockWriteReleaseV1',
+    numberOfKeys: 6,
+    lua: rwPrelude + releaseLogLua + wakeOneLua + wakeAllLua + writeReleaseLua,
+  },
+  readWriteForceUnlock: {
+    name: 'rlockReadWriteForceUnlockV1',
+    numberOfKeys: 6,
+    lua: rwPrelude + wakeOneLua + wakeAllLua + readWriteForceUnlockLua,
+  },
+  renewReadWriteMany: { name: 'rlockRenewReadWriteManyV1', numberOfKeys: undefined, lua: rwPrelude + renewReadWriteManyLua },
+  // Redis 7 Cluster node batches: one call renews holds of many slots that live on one node.
+  renewManyCrossSlot: { name: 'rlockRenewManyCrossSlotV1', numberOfKeys: undefined, lua: CROSS_SLOT + renewManyLua },
+  renewReadWriteManyCrossSlot: {
+    name: 'rlockRenewReadWriteManyCrossSlotV1',
+    numberOfKeys: undefined,
+    lua: CROSS_SLOT + rwPrelude + renewReadWriteManyLua,
+  },
+  readWriteState: { name: 'rlockReadWriteStateV1', numberOfKeys: 2, lua: serverTimeLua + readWriteStateLua },
 } as const;
 
 type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
@@ -87,6 +138,18 @@ export class LockScripts {
     return reply === null ? null : Number(reply);
   }
 
+  /** The fencing token when acquired or re-entered, else the holder's PTTL (ms, -1 = no TTL). */
+  async fencedAcquire(
+    keys: FencedLockKeys,
+    owner: string,
+    leaseMs: number,
+    clientId: string,
+    mode: WaiterMode,
+  ): Promise<{ token: number } | { ttlMs: number }> {
+    const reply = await this.#call(COMMANDS.fencedAcquire.name)(keys.lock, keys.waiters, keys.token, owner, leaseMs, clientId, mode);
+    return Array.isArray(reply) ? { token: Number(reply[0]) } : { ttlMs: Number(reply) };
+  }
+
   /** The owner's remaining hold count, or ScriptStatus.NotHeld. `requestId` makes a resent call harmless. */
   async release(
     keys: LockKeys,
@@ -107,23 +170,94 @@ export class LockScripts {
     return Number(reply);
   }
 
+  /** nil (null) when acquired or re-entered, else ms until the writer's lease ends. */
+  async readAcquire(keys: ReadWriteKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode): Promise<number | null> {
+    const reply = await this.#call(COMMANDS.readAcquire.name)(keys.lock, keys.readers, keys.read.waiters, owner, leaseMs, clientId, mode);
+    return reply === null ? null : Number(reply);
+  }
+
+  /** nil (null) when acquired or re-entered, ScriptStatus.UpgradeRefused, else the lock's PTTL (ms). */
+  async writeAcquire(keys: ReadWriteKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode): Promise<number | null> {
+    const reply = await this.#call(COMMANDS.writeAcquire.name)(keys.lock, keys.readers, keys.write.waiters, owner, leaseMs, clientId, mode);
+    return reply === null ? null : Number(reply);
+  }
+
+  /** The owner's remaining read hold count, or ScriptStatus.NotHeld. */
+  async readRelease(
+    keys: ReadWriteKeys,
+    owner: string,
+    reExpireMs: number,
+    requestId: string,
+    publish: PublishCommand,
+  ): Promise<number> {
+    const { lock, readers, write } = keys;
+    const reply = await this.#call(COMMANDS.readRelease.name)(
+      lock,
+      readers,
+      write.waiters,
+      write.wakePrefix,
+      owner,
+      reExpireMs,
+      requestId,
+      publish,
+    );
+    return Number(reply);
+  }
+
+  /** The owner's remaining write hold count, or ScriptStatus.NotHeld. */
+  async writeRelease(
+    keys: ReadWriteKeys,
+    owner: string,
+    reExpireMs: number,
+    requestId: string,
+    publish: PublishCommand,
+  ): Promise<number> {
+    const reply = await this.#call(COMMANDS.writeRelease.name)(
+      ...readWriteKeyList(keys),
+      owner,
+      reExpireMs,
+      requestId,
+      publish,
+    );
+    return Number(reply);
+  }
+
+  /** Deletes the lock if held in `mode`; true if it was. */
+  async readWriteForceUnlock(keys: ReadWriteKeys, mode: 'read' | 'write', publish: PublishCommand): Promise<boolean> {
+    const reply = await this.#call(COMMANDS.readWriteForceUnlock.name)(...readWriteKeyList(keys), mode, publish);
+    return Number(reply) === 1;
+  }
+
+  async readWriteState(keys: ReadWriteKeys, owner: string): Promise<ReadWriteState> {
+    const reply = (await this.#call(COMMANDS.readWriteState.name)(keys.lock, keys.readers, owner)) as unknown[];
+    const [writeLeftMs, ownWrites, readers, readLeftMs, ownReads] = reply.map(Number) as [number, number, number, number, number];
+    return { writeLeftMs, ownWrites, readers, readLeftMs, ownReads };
+  }
+
   /**
-   * Per lock: 1 renewed, 0 gone, 2 held by others. On a Cluster all keys must share one slot,
-   * or (`crossSlot`, Redis 7) one node. With `ack`, WAIT follows in the same round trip and
-   * `acks` tells how many replicas confirmed.
+   * Renews watchdog holds in one call; per hold: 1 renewed, 0 gone, 2 held by others. `keys`
+   * holds each hold's keys in turn (script 'lock': the hash; 'readWrite': the hash and its
+   * readers set), `holders` who holds as the script knows it. On a Cluster all keys must share
+   * one slot, or (`crossSlot`, Redis 7) one node. With `ack`, WAIT follows in the same round
+   * trip and `acks` tells how many replicas confirmed.
    */
   async renewMany(
-    lockKeys: readonly string[],
-    owners: readonly string[],
+    script: RenewScript,
+    keys: readonly string[],
+    holders: readonly string[],
     ttlMs: number,
     crossSlot = false,
     ack?: ReplicaAck,
   ): Promise<{ results: number[]; acks: number | undefined }> {
-    const command = crossSlot ? COMMANDS.renewManyCrossSlot : COMMANDS.renewMany;
+    const command =
+      script === 'lock'
+        ? crossSlot ? COMMANDS.renewManyCrossSlot : COMMANDS.renewMany
+        : crossSlot ? COMMANDS.renewReadWriteManyCrossSlot : COMMANDS.renewReadWriteMany;
     // Redis checks that declared keys share a slot even with the cross-slot flag (the flag
     // covers keys touched from Lua): a node batch declares only its first key, for routing.
-    const declared = crossSlot ? lockKeys.slice(0, 1) : lockKeys;
-    const args = [declared.length, ...declared, ttlMs, lockKeys.length, ...lockKeys, ...owners];
+    // The scripts read every key from ARGV either way.
+    const declared = crossSlot ? keys.slice(0, 1) : keys;
+    const args = [declared.length, ...declared, ttlMs, holders.length, ...keys, ...holders];
     if (!ack) {
       const reply = await this.#call(command.name)(...args);
       return { results: (reply as unknown[]).map(Number), acks: undefined };
@@ -143,8 +277,8 @@ export class LockScripts {
   }
 
   /** The last local waiter gave up: this client no longer waits for the lock. */
-  async leaveWaiterSet(keys: LockKeys, clientId: string): Promise<void> {
-    await this.#redis.zrem(keys.waiters, clientId);
+  async leaveWaiterSet(target: WaitTarget, clientId: string): Promise<void> {
+    await this.#redis.zrem(target.waiters, clientId);
   }
 
   async forceUnlock(keys: LockKeys, publish: PublishCommand): Promise<boolean> {
@@ -152,8 +286,16 @@ export class LockScripts {
     return Number(reply) === 1;
   }
 
-  async passWake(keys: LockKeys, clientId: string, publish: PublishCommand): Promise<boolean> {
-    const reply = await this.#call(COMMANDS.passWake.name)(keys.lock, keys.waiters, keys.wakePrefix, clientId, publish);
+  /** Leaves the waiter set and, if the lock is free, wakes the next client in line. */
+  async passWake(target: WaitTarget, clientId: string, publish: PublishCommand): Promise<boolean> {
+    const { lock, waiters, handOnWaiters, handOnWakePrefix } = target;
+    const reply = await this.#call(COMMANDS.passWake.name)(lock, waiters, handOnWaiters, handOnWakePrefix, clientId, publish);
     return Number(reply) === 1;
   }
+}
+
+/** KEYS of the read-write scripts that may wake both readers and writers. */
+function readWriteKeyList(keys: ReadWriteKeys): string[] {
+  const { lock, readers, read, write } = keys;
+  return [lock, readers, read.waiters, read.wakePrefix, write.waiters, write.wakePrefix];
 }

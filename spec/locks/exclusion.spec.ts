@@ -32,12 +32,17 @@ describe('RLock: never two holders at once', () => {
       const child = spawn(
         process.execPath,
         ['--import', 'tsx', '--import', './tools/register-lua.mjs', 'spec/helpers/contend-worker.ts', fx.url, fx.prefix, '5', '10'],
-        { stdio: ['ignore', 'pipe', 'inherit'] },
+        { stdio: ['ignore', 'pipe', 'pipe'] },
       );
       let out = '';
+      let err = '';
       child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-      const [code] = (await once(child, 'exit')) as [number];
-      expect(code).toBe(0);
+      child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+      // A stuck child must fail the test with what it said, not hang the run.
+      const killer = setTimeout(() => child.kill('SIGKILL'), 45_000);
+      const [code] = (await once(child, 'exit')) as [number | null];
+      clearTimeout(killer);
+      expect({ code, err: code === 0 ? '' : err }).toEqual({ code: 0, err: '' });
       return JSON.parse(out) as ContendResult;
     });
     const results = await Promise.all(runs);

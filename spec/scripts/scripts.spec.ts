@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lockKeys } from '../../lib/keys.js';
+import { exclusiveWait, lockKeys } from '../../lib/keys.js';
 import { LockScripts, WaiterMode } from '../../lib/scripts/registry.js';
 import { useLockFixture } from '../helpers/fixtures.js';
 
@@ -103,7 +103,7 @@ describe('Lua scripts', () => {
     expect(await redis.exists(keys.waiters)).toBe(0);
 
     await redis.zadd(keys.waiters, 1, 'c1', 2, 'c2');
-    expect(await scripts.passWake(keys, 'c1', 'publish')).toBe(true);
+    expect(await scripts.passWake(exclusiveWait(keys), 'c1', 'publish')).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(woken).toEqual(['c1', 'c2', 'c2']);
     expect(await redis.exists(keys.waiters)).toBe(0);
@@ -116,7 +116,7 @@ describe('Lua scripts', () => {
     const c = lockKeys(fx.prefix, 'c');
     await scripts.acquire(a, 'o', 1_000, 'c', WaiterMode.Single);
     await scripts.acquire(b, 'other', 1_000, 'c', WaiterMode.Single);
-    expect(await scripts.renewMany([a.lock, b.lock, c.lock], ['o', 'o', 'o'], 20_000)).toEqual({ results: [1, 2, 0], acks: undefined });
+    expect(await scripts.renewMany('lock', [a.lock, b.lock, c.lock], ['o', 'o', 'o'], 20_000)).toEqual({ results: [1, 2, 0], acks: undefined });
     expect(await redis.pttl(a.lock)).toBeGreaterThan(19_000);
     expect(await redis.pttl(b.lock)).toBeLessThanOrEqual(1_000);
     expect(await redis.exists(c.lock)).toBe(0);

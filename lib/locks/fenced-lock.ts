@@ -1,0 +1,72 @@
+import type { LockCore } from '../core.js';
+import { exclusiveWait, fencedLockKeys, type FencedLockKeys, type WaitTarget } from '../keys.js';
+import { checkLockArgs, checkTryLockArgs } from '../validate.js';
+import type { Acquired } from '../wait.js';
+import { BaseLock } from './base-lock.js';
+import { newRequestId } from './request-id.js';
+import type { LockWaitOptions, RFencedLock, SignalOptions } from './rlock.js';
+
+/**
+ * The fenced lock: the reentrant lock's hash (owner id → hold count) plus the holder's `token`,
+ * taken from a counter key that never expires, so tokens only ever grow.
+ */
+export class FencedLock extends BaseLock implements RFencedLock {
+  readonly #keys: FencedLockKeys;
+  readonly #wait: WaitTarget;
+
+  constructor(core: LockCore, name: unknown) {
+    super(core, name, 'fenced');
+    this.#keys = fencedLockKeys(core.keyPrefix, this.name);
+    this.#wait = exclusiveWait(this.#keys);
+  }
+
+  async lockAndGetToken(leaseTime?: number, options?: SignalOptions): Promise<number> {
+    const { leaseMs, signal } = checkLockArgs(leaseTime, options, this.name);
+    return tokenOf(await this.take(undefined, leaseMs, signal));
+  }
+
+  tryLockAndGetToken(waitTime?: number, leaseTime?: number, options?: SignalOptions): Promise<number | null>;
+  tryLockAndGetToken(options: LockWaitOptions): Promise<number | null>;
+  async tryLockAndGetToken(
+    waitOrOptions?: number | LockWaitOptions,
+    leaseTime?: number,
+    options?: SignalOptions,
+  ): Promise<number | null> {
+    const { waitMs, leaseMs, signal } = checkTryLockArgs(waitOrOptions, leaseTime, options, this.name);
+    const acquired = await this.take(waitMs ?? 0, leaseMs, signal);
+    return acquired === false ? null : tokenOf(acquired);
+  }
+
+  async getToken(): Promise<number | null> {
+    this.core.assertOpen();
+    const token = await this.core.redis.hget(this.#keys.lock, 'token');
+    return token === null ? null : Number(token);
+  }
+
+  protected override acquireFor(
+    owner: string,
+    waitMs: number | undefined,
+    leaseMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<Acquired | false> {
+    const { core } = this;
+    const ttlMs = this.ttlFor(leaseMs);
+    return this.acquireWaiting(this.#wait, owner, waitMs, signal, async (mode) => {
+      const sentAt = performance.now();
+      const reply = await core.scripts.fencedAcquire(this.#keys, owner, ttlMs, core.clientId, mode);
+      return 'token' in reply ? { acquired: true, sentAt, token: reply.token } : { acquired: false, ttlMs: reply.ttlMs };
+    });
+  }
+
+  protected override releaseFor(owner: string, reExpireMs: number): Promise<number> {
+    const { core } = this;
+    return core.scripts.release(this.#keys, owner, reExpireMs, newRequestId(), core.publish);
+  }
+}
+
+function tokenOf(acquired: Acquired | false): number {
+  // lock() without a wait budget only resolves once acquired, and the fenced script always
+  // answers an acquisition with its token.
+  if (acquired === false || acquired.token === undefined) throw new Error('rlock: a fenced acquisition came back without a token');
+  return acquired.token;
+}

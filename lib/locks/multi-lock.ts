@@ -1,0 +1,247 @@
+import { currentContext, runInNewContext } from '../context.js';
+import { InvalidArgumentError, LockAcquireTimeoutError, LockNotHeldError } from '../errors.js';
+import { Lease } from '../lease.js';
+import {
+  checkFunction,
+  checkLockArgs,
+  checkTryLockArgs,
+  checkWaitOptions,
+  WATCHDOG_LEASE,
+  type ParsedWait,
+} from '../validate.js';
+import { BaseLock } from './base-lock.js';
+import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
+
+/**
+ * Several locks taken as one: all of them or none (Redisson's RedissonMultiLock). It is an RLock
+ * itself, over locks of any kinds, clients and servers.
+ *
+ * - Locks are taken one after another in one global order (by key, then server), waiting on
+ *   each with what is left of the wait budget, so two MultiLocks over the same locks never
+ *   deadlock each other. When the budget runs out (or the wait fails) the locks taken so far
+ *   are released before the call returns: it never leaves a partial set held.
+ * - Ownership is that of each member lock: inside a context every member is held by the
+ *   context's owner (so the MultiLock re-enters there, and `withLock` runs its callback in a
+ *   context); outside any context each call takes every member for a fresh owner, and
+ *   `unlock()` releases the latest hold this client took outside a context on each member.
+ * - With a `leaseTime`, the first member's lease starts first: if it ran out while the others
+ *   were being waited for, the set is let go and taken again within the budget.
+ *
+ * @example
+ * const transfer = new MultiLock(locks.getLock('account:1'), locks.getLock('account:2'));
+ * await transfer.withLock(async () => move(1, 2, 100), { waitTime: 5_000 });
+ */
+export class MultiLock implements RLock {
+  /** `MultiLock(<member names>)`, in the order they were given. */
+  readonly name: string;
+  /** The members in acquisition order. */
+  readonly #locks: readonly BaseLock[];
+
+  /** @throws InvalidArgumentError with no lock, a value that is not an rlock lock, or a lock given twice. */
+  constructor(...locks: RLock[]) {
+    if (locks.length === 0) throw new InvalidArgumentError('a MultiLock needs at least one lock');
+    locks.forEach((lock: unknown, i) => {
+      if (!(lock instanceof BaseLock)) {
+        throw new InvalidArgumentError(
+          `lock #${i + 1} of a MultiLock must be a lock made by a LockClient (getLock, getFencedLock, ` +
+            `getReadWriteLock(name).readLock() or .writeLock()), got ${lock instanceof MultiLock ? 'a MultiLock' : typeof lock}`,
+        );
+      }
+    });
+    const members = locks as BaseLock[];
+    members.forEach((lock, i) => {
+      const twin = members.findIndex((other, j) => j < i && other.isSameLockAs(lock));
+      if (twin !== -1) {
+        throw new InvalidArgumentError(
+          `locks #${twin + 1} and #${i + 1} of a MultiLock are the same lock "${lock.name}": it would wait for itself`,
+          { lockName: lock.name },
+        );
+      }
+    });
+    this.name = `MultiLock(${members.map((lock) => lock.name).join(', ')})`;
+    this.#locks = [...members].sort((a, b) => (a.orderKey < b.orderKey ? -1 : a.orderKey > b.orderKey ? 1 : 0));
+  }
+
+  async lock(leaseTime?: number, options?: SignalOptions): Promise<void> {
+    const parsed = checkLockArgs(leaseTime, options, this.name);
+    const take = async (lock: BaseLock): Promise<BaseLock> => {
+      await lock.lock(parsed.leaseMs, { signal: parsed.signal });
+      return lock;
+    };
+    await this.#takeAll(parsed, take, letGoOfLocks);
+  }
+
+  tryLock(waitTime?: number, leaseTime?: number, options?: SignalOptions): Promise<boolean>;
+  tryLock(options: LockWaitOptions): Promise<boolean>;
+  async tryLock(waitOrOptions?: number | LockWaitOptions, leaseTime?: number, options?: SignalOptions): Promise<boolean> {
+    const parsed = checkTryLockArgs(waitOrOptions, leaseTime, options, this.name);
+    const held = await this.#takeAll(
+      { ...parsed, waitMs: parsed.waitMs ?? 0 },
+      async (lock, waitMs) => ((await lock.tryLock(waitMs ?? 0, parsed.leaseMs, { signal: parsed.signal })) ? lock : false),
+      letGoOfLocks,
+    );
+    return held !== false;
+  }
+
+  /** Releases one hold of every member. @throws LockNotHeldError naming the members the current owner did not hold. */
+  async unlock(): Promise<void> {
+    const results = await Promise.allSettled(this.#locks.map((lock) => lock.unlock()));
+    const failed = results.flatMap((result, i) =>
+      result.status === 'rejected' ? [{ lock: this.#locks[i]!, error: result.reason as unknown }] : [],
+    );
+    if (failed.length === 0) return;
+    const other = failed.find(({ error }) => !(error instanceof LockNotHeldError));
+    if (other) throw other.error;
+    throw new LockNotHeldError(
+      `${this.name} is not held by the current owner: ${failed.map(({ lock }) => `"${lock.name}"`).join(', ')} not held`,
+      { lockName: this.name },
+    );
+  }
+
+  /** Force-unlocks every member; true if any was locked. */
+  async forceUnlock(): Promise<boolean> {
+    const removed = await Promise.all(this.#locks.map((lock) => lock.forceUnlock()));
+    return removed.includes(true);
+  }
+
+  /** True when any member is locked (by anyone): the MultiLock could not be taken at once. */
+  async isLocked(): Promise<boolean> {
+    return (await Promise.all(this.#locks.map((lock) => lock.isLocked()))).includes(true);
+  }
+
+  /** True when the current owner holds every member. */
+  async isHeldByCurrentOwner(): Promise<boolean> {
+    return (await this.getHoldCount()) > 0;
+  }
+
+  /** How many times the current owner holds the whole set: the smallest hold count of its members. */
+  async getHoldCount(): Promise<number> {
+    return Math.min(...(await Promise.all(this.#locks.map((lock) => lock.getHoldCount()))));
+  }
+
+  /** ms until the first locked member's lease ends (-1: one has no TTL); -2 when none is locked. */
+  async remainTimeToLive(): Promise<number> {
+    const ttls = await Promise.all(this.#locks.map((lock) => lock.remainTimeToLive()));
+    const running = ttls.filter((ttl) => ttl >= 0);
+    if (running.length > 0) return Math.min(...running);
+    return ttls.includes(-1) ? -1 : -2;
+  }
+
+  /**
+   * Acquires every member and returns one Lease: its `signal` aborts when any member is lost,
+   * `release()` releases every member, and `owner` is the owner id of the first member.
+   * @throws LockAcquireTimeoutError when `waitTime` runs out (no member is left held).
+   */
+  async acquire(options?: LockWaitOptions): Promise<Lease> {
+    return this.#combine(await this.#acquireLeases(checkWaitOptions(options, this.name)));
+  }
+
+  async withLock<T>(fn: (lease: Lease) => T | Promise<T>, options?: LockWaitOptions): Promise<T> {
+    const body = checkFunction<(lease: Lease) => T | Promise<T>>(fn, 'fn');
+    const parsed = checkWaitOptions(options, this.name);
+    const run = async (): Promise<T> => {
+      const leases = await this.#acquireLeases(parsed);
+      const lease = this.#combine(leases);
+      let result: T;
+      try {
+        result = await body(lease);
+      } catch (error) {
+        // fn's error is the one to see; a failed release is still reported, by its lock's client.
+        await Promise.all(
+          leases.map((member, i) => member.release().catch((releaseError: unknown) => this.#locks[i]!.reportError(releaseError))),
+        );
+        throw error;
+      }
+      await lease.release();
+      return result;
+    };
+    // The callback runs in a context, so nested calls on this MultiLock (or a member) re-enter.
+    return currentContext() ? run() : runInNewContext(run);
+  }
+
+  /** One Lease per member, in acquisition order. @throws LockAcquireTimeoutError when the budget ran out. */
+  async #acquireLeases(parsed: ParsedWait): Promise<Lease[]> {
+    const take = async (lock: BaseLock, waitMs: number | undefined): Promise<Lease | false> => {
+      try {
+        return await lock.acquire({ waitTime: waitMs, leaseTime: parsed.leaseMs, signal: parsed.signal });
+      } catch (error) {
+        if (error instanceof LockAcquireTimeoutError) return false;
+        throw error;
+      }
+    };
+    const leases = await this.#takeAll(parsed, take, letGoOfLeases);
+    if (leases === false) {
+      throw new LockAcquireTimeoutError(`timed out after ${parsed.waitMs} ms waiting for ${this.name}`, parsed.waitMs ?? 0, {
+        lockName: this.name,
+      });
+    }
+    return leases;
+  }
+
+  /**
+   * Takes every member in order with `take` (waitMs: what is left of the budget, at least one
+   * attempt each; undefined: no limit). Whatever stops the round (a member not taken in time,
+   * an error, an abort) undoes the members taken so far before the call returns.
+   */
+  async #takeAll<H>(
+    { waitMs, leaseMs, signal }: ParsedWait,
+    take: (lock: BaseLock, waitMs: number | undefined) => Promise<H | false>,
+    undo: (held: H[]) => Promise<void>,
+  ): Promise<H[] | false> {
+    signal?.throwIfAborted();
+    const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
+    for (;;) {
+      const startedAt = performance.now();
+      const held: H[] = [];
+      try {
+        for (const lock of this.#locks) {
+          const got = await take(lock, deadline === Infinity ? undefined : Math.max(0, Math.ceil(deadline - performance.now())));
+          if (got === false) break;
+          held.push(got);
+        }
+      } catch (error) {
+        await undo(held).catch(() => undefined);
+        throw error;
+      }
+      const complete = held.length === this.#locks.length;
+      // The first member's lease started first: if it already ran out, the set is not held.
+      if (complete && (leaseMs === WATCHDOG_LEASE || performance.now() - startedAt < leaseMs)) return held;
+      await undo(held);
+      if (!complete || performance.now() >= deadline) return false;
+    }
+  }
+
+  #combine(leases: Lease[]): Lease {
+    const controller = new AbortController();
+    const onLost = (event: Event): void => controller.abort((event.target as AbortSignal).reason);
+    for (const lease of leases) {
+      if (lease.signal.aborted) controller.abort(lease.signal.reason);
+      else lease.signal.addEventListener('abort', onLost, { once: true });
+    }
+    return new Lease({
+      name: this.name,
+      owner: leases[0]!.owner,
+      signal: controller.signal,
+      release: async () => {
+        for (const lease of leases) lease.signal.removeEventListener('abort', onLost);
+        const failure = (await Promise.allSettled(leases.map((lease) => lease.release()))).find(
+          (result) => result.status === 'rejected',
+        );
+        if (failure) throw failure.reason;
+      },
+    });
+  }
+}
+
+/**
+ * Lets go of the members taken by a round that failed. A hold that is gone already (its lease
+ * ran out meanwhile) is no error; any other failure rejects once every release was tried.
+ */
+async function letGo(releases: (() => Promise<void>)[]): Promise<void> {
+  const results = await Promise.allSettled(releases.map((release) => release()));
+  const failure = results.find((result) => result.status === 'rejected' && !(result.reason instanceof LockNotHeldError));
+  if (failure?.status === 'rejected') throw failure.reason;
+}
+
+const letGoOfLocks = (locks: BaseLock[]): Promise<void> => letGo(locks.map((lock) => () => lock.unlock()));
+const letGoOfLeases = (leases: Lease[]): Promise<void> => letGo(leases.map((lease) => () => lease.release()));

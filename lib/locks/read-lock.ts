@@ -1,0 +1,33 @@
+import type { LockCore } from '../core.js';
+import type { WaitTarget } from '../keys.js';
+import type { ReadWriteState, WaiterMode } from '../scripts/registry.js';
+import { ReadWriteSide } from './read-write-side.js';
+import { newRequestId } from './request-id.js';
+
+/**
+ * The read side of a read-write lock: shared by any number of owners while no other owner
+ * writes. Each reader has its own lease; a write release wakes every waiting reader at once.
+ */
+export class ReadLock extends ReadWriteSide {
+  constructor(core: LockCore, name: unknown) {
+    super(core, name, 'read');
+  }
+
+  protected override get waitTarget(): WaitTarget {
+    return this.rwKeys.read;
+  }
+
+  protected override attempt(owner: string, ttlMs: number, mode: WaiterMode): Promise<number | null> {
+    const { core } = this;
+    return core.scripts.readAcquire(this.rwKeys, owner, ttlMs, core.clientId, mode);
+  }
+
+  protected override releaseFor(owner: string, reExpireMs: number): Promise<number> {
+    const { core } = this;
+    return core.scripts.readRelease(this.rwKeys, owner, reExpireMs, newRequestId(), core.publish);
+  }
+
+  protected override view(state: ReadWriteState): { holdCount: number; locked: boolean; ttlMs: number } {
+    return { holdCount: state.ownReads, locked: state.readers > 0, ttlMs: state.readLeftMs };
+  }
+}

@@ -1,0 +1,43 @@
+import type { LockCore } from '../core.js';
+import { LockUpgradeError, ScriptStatus } from '../errors.js';
+import type { WaitTarget } from '../keys.js';
+import type { ReadWriteState, WaiterMode } from '../scripts/registry.js';
+import { ReadWriteSide } from './read-write-side.js';
+import { newRequestId } from './request-id.js';
+
+/**
+ * The write side of a read-write lock: one owner, while no other owner reads. The writer may
+ * also take the read lock. An owner holding only the read lock is refused with a
+ * LockUpgradeError at once: it would wait for itself.
+ */
+export class WriteLock extends ReadWriteSide {
+  constructor(core: LockCore, name: unknown) {
+    super(core, name, 'write');
+  }
+
+  protected override get waitTarget(): WaitTarget {
+    return this.rwKeys.write;
+  }
+
+  protected override async attempt(owner: string, ttlMs: number, mode: WaiterMode): Promise<number | null> {
+    const { core } = this;
+    const reply = await core.scripts.writeAcquire(this.rwKeys, owner, ttlMs, core.clientId, mode);
+    if (reply === ScriptStatus.UpgradeRefused) {
+      throw new LockUpgradeError(
+        `the current owner holds the read lock of "${this.name}" and asked for its write lock: it would wait for ` +
+          'itself. Unlock the read lock first, or take the write lock first (a writer may also read)',
+        { lockName: this.name },
+      );
+    }
+    return reply;
+  }
+
+  protected override releaseFor(owner: string, reExpireMs: number): Promise<number> {
+    const { core } = this;
+    return core.scripts.writeRelease(this.rwKeys, owner, reExpireMs, newRequestId(), core.publish);
+  }
+
+  protected override view(state: ReadWriteState): { holdCount: number; locked: boolean; ttlMs: number } {
+    return { holdCount: state.ownWrites, locked: state.writeLeftMs !== -2, ttlMs: state.writeLeftMs };
+  }
+}
