@@ -1,7 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockClient, type LockClientOptions, type LockLostInfo } from '../../lib/index.js';
+import { LockClient, MultiLock, type LockClientOptions, type LockLostInfo } from '../../lib/index.js';
 import { sleep } from '../helpers/fixtures.js';
 import { spawnCluster, type SpawnedCluster } from '../../tools/redis-cluster.js';
 
@@ -91,6 +91,63 @@ describe('Redis Cluster', () => {
     await holder.unlock();
     expect(await waiting).toBe(true);
     expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  it('read-write lock: readers share, a writer excludes and wakes readers; renewed on the cluster', async () => {
+    const name = fresh('rw');
+    const a = client({ watchdogTimeout: 1_500 });
+    const b = client({ watchdogTimeout: 1_500 });
+    const lost: LockLostInfo[] = [];
+    a.on('lost', (info) => lost.push(info));
+    b.on('lost', (info) => lost.push(info));
+    const writer = a.getReadWriteLock(name).writeLock();
+    await writer.lock();
+    const readers = [b, b, a].map(async (locks) => {
+      const read = locks.getReadWriteLock(name).readLock();
+      const started = performance.now();
+      expect(await read.tryLock(20_000)).toBe(true);
+      return { read, waited: performance.now() - started };
+    });
+    await sleep(1_200); // renewals of the write hold run on the cluster meanwhile
+    await writer.unlock();
+    const got = await Promise.all(readers);
+    for (const { waited } of got) expect(waited).toBeLessThan(10_000);
+    expect(await a.getReadWriteLock(name).writeLock().tryLock()).toBe(false);
+    await sleep(1_200); // renewals of the read holds
+    expect(lost).toEqual([]);
+    for (const { read } of got) await read.unlock();
+    expect(await a.getReadWriteLock(name).writeLock().tryLock()).toBe(true);
+    await a.getReadWriteLock(name).writeLock().unlock();
+  }, 30_000);
+
+  it('fenced lock: tokens grow across clients on the cluster', async () => {
+    const name = fresh('fenced');
+    const tokens: number[] = [];
+    for (const locks of [client(), client(), client()]) {
+      const lock = locks.getFencedLock(name);
+      const token = await lock.tryLockAndGetToken(5_000, 5_000);
+      expect(token).not.toBeNull();
+      tokens.push(token!);
+      await lock.unlock();
+    }
+    expect(tokens).toEqual([...tokens].sort((x, y) => x - y));
+    expect(new Set(tokens).size).toBe(3);
+  });
+
+  it('MultiLock over locks on different shards: all or nothing', async () => {
+    const names = Array.from({ length: 3 }, (_, i) => fresh(`multi-${i}`));
+    const ports = new Set(await Promise.all(names.map(async (n) => (await cluster.masterOf(calculateSlot(`{c:${n}}`))).port)));
+    expect(ports.size).toBeGreaterThan(1);
+    const a = client();
+    const b = client();
+    const multi = new MultiLock(...names.map((n) => a.getLock(n)));
+    await b.getLock(names[2]!).lock(60_000);
+    expect(await multi.tryLock(300, 5_000)).toBe(false);
+    for (const n of names.slice(0, 2)) expect(await a.getLock(n).isLocked()).toBe(false);
+    await b.getLock(names[2]!).forceUnlock();
+    expect(await multi.tryLock(2_000, 5_000)).toBe(true);
+    for (const n of names) expect(await b.getLock(n).isLocked()).toBe(true);
+    await multi.unlock();
   });
 
   it('3 clients contending on locks spread over every shard never overlap', async () => {
