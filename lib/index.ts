@@ -8,9 +8,14 @@ export {
   LockError,
   LockLostError,
   LockNotHeldError,
+  RedLockQuorumError,
   type LockErrorOptions,
   type LockLostReason,
+  type RedLockNodeFailure,
+  type RedLockOperation,
+  type RedLockRoundInfo,
 } from './errors.js';
 export { Lease } from './lease.js';
+export { RedLock } from './locks/red-lock.js';
 export type { LockWaitOptions, RLock, SignalOptions } from './locks/rlock.js';
-export type { LockClientOptions } from './options.js';
+export type { LockClientOptions, RedLockOptions } from './options.js';

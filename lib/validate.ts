@@ -80,3 +80,11 @@ export function checkKeyPrefix(value: unknown): string {
   }
   return value;
 }
+
+/** A count option such as `maxRenewals`: a whole number ≥ 0. */
+export function checkCount(value: unknown, option: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new InvalidArgumentError(`\`${option}\` must be a whole number ≥ 0, got ${describe(value)}`);
+  }
+  return value;
+}
