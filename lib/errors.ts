@@ -133,7 +133,8 @@ const ROUND_WORDS: Record<RedLockOperation, [yes: string, no: string]> = {
   query: ['answered', 'refused'],
 };
 
-function describeRound(info: RedLockRoundInfo): string {
+/** One line on what a RedLock round's nodes answered. */
+export function describeRedLockRound(info: RedLockRoundInfo): string {
   const [yes, no] = ROUND_WORDS[info.operation];
   const failures = info.failures.map((failure) => {
     const why = failure.reason === 'timeout' ? 'timed out' : failure.error instanceof Error ? failure.error.message : String(failure.error);
@@ -171,7 +172,7 @@ export class RedLockQuorumError extends LockError implements RedLockRoundInfo {
   readonly attempts: number;
 
   constructor(info: RedLockRoundInfo, options: LockErrorOptions = {}) {
-    super(`RedLock${options.lockName === undefined ? '' : ` "${options.lockName}"`} reached no majority: ${describeRound(info)}`, options);
+    super(`RedLock${options.lockName === undefined ? '' : ` "${options.lockName}"`} reached no majority: ${describeRedLockRound(info)}`, options);
     this.operation = info.operation;
     this.nodes = info.nodes;
     this.quorum = info.quorum;

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { currentContext, newContextId, ownerId, runInNewContext } from '../context.js';
 import type { LockCore } from '../core.js';
 import {
+  describeRedLockRound,
   InvalidArgumentError,
   LockAcquireTimeoutError,
   LockNotHeldError,
@@ -65,10 +66,14 @@ function isPlainObject(value: unknown): boolean {
   return proto === Object.prototype || proto === null;
 }
 
-/** Where a connection points, to tell two locks on one Redis apart (standalone connections). */
+/**
+ * Where a connection points, to tell two locks on one Redis apart: for connections to a given
+ * host and port only (a Cluster or a Sentinel-managed master is found through others).
+ */
 function nodeAddress(connection: RedisConnection): string | undefined {
   if (connection.isCluster) return undefined;
-  const { host, port, path } = (connection as Redis).options;
+  const { host, port, path, sentinels } = (connection as Redis).options;
+  if (sentinels) return undefined;
   return path ? `unix:${path}` : `${host ?? 'localhost'}:${port ?? 6379}`;
 }
 
@@ -246,7 +251,7 @@ export class RedLock implements RLock {
     const outcome = await this.#acquire(owner, waitMs, leaseMs, signal);
     if (!(outcome instanceof RedHold)) {
       throw new LockAcquireTimeoutError(
-        `timed out after ${waitMs} ms waiting for RedLock "${this.name}"; ${outcome.message}`,
+        `timed out after ${waitMs} ms waiting for RedLock "${this.name}"; last round: ${describeRedLockRound(outcome)}`,
         waitMs ?? 0,
         { lockName: this.name, cause: outcome },
       );
