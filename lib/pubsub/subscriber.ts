@@ -41,11 +41,32 @@ export class NoticeSubscriber {
   async subscribe(channel: string, listener: NoticeListener): Promise<void> {
     this.#listeners.set(channel, listener);
     try {
+      // During the handshake ('connect') ioredis 5 writes SUBSCRIBE at once, ahead of its ready
+      // check; that INFO then fails in subscriber mode, ioredis reconnects, and the subscription
+      // is gone although SUBSCRIBE resolved (ioredis#2037). Before and after the handshake,
+      // commands wait in the offline queue until the connection is ready.
+      if (this.#conn.status === 'connect') await this.#ready();
       await this.#conn.subscribe(channel);
     } catch (error) {
       if (this.#listeners.get(channel) === listener) this.#listeners.delete(channel);
       throw error;
     }
+  }
+
+  /** Resolves once the connection is ready; rejects when ioredis gives up on it. */
+  #ready(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onReady = (): void => {
+        this.#conn.off('end', onEnd);
+        resolve();
+      };
+      const onEnd = (): void => {
+        this.#conn.off('ready', onReady);
+        reject(new Error('the pub/sub connection closed before it was ready'));
+      };
+      this.#conn.once('ready', onReady);
+      this.#conn.once('end', onEnd);
+    });
   }
 
   async unsubscribe(channel: string): Promise<void> {
