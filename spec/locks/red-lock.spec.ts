@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -17,7 +19,7 @@ import {
 } from '../../lib/index.js';
 import { freePort, spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
 import { CommandRecorder } from '../helpers/command-stats.js';
-import { contend } from '../helpers/contend.js';
+import { contend, type ContendResult } from '../helpers/contend.js';
 import { OverlapProbe, sleep } from '../helpers/fixtures.js';
 
 const NODES = 5;
@@ -178,6 +180,37 @@ describe('RedLock over 5 independent redis-servers', () => {
     // Thirty single attempts at once may split the votes so that nobody wins, but never two.
     const results = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? rival : redLock).tryLock(0, 10_000)));
     expect(results.filter(Boolean).length).toBeLessThanOrEqual(1);
+  }, 60_000);
+
+  it('3 child processes × 2 tasks × 20 rounds, each process with its own 5 clients, never overlap', async () => {
+    const runs = Array.from({ length: 3 }, async () => {
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          '--import',
+          './tools/register-lua.mjs',
+          'spec/helpers/red-lock-contend-worker.ts',
+          prefix,
+          '2',
+          '20',
+          ...servers.map((server) => server.url),
+        ],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      const [code] = (await once(child, 'exit')) as [number];
+      expect(code).toBe(0);
+      return JSON.parse(out) as ContendResult;
+    });
+    expect(await Promise.all(runs)).toEqual([
+      { entries: 40, violations: 0 },
+      { entries: 40, violations: 0 },
+      { entries: 40, violations: 0 },
+    ]);
+    expect(await settledKeys([1, 2, 3, 4])).toEqual([[], [], [], []]);
   }, 60_000);
 
   it('with 2 of 5 nodes down it still acquires, renews and releases', async () => {
