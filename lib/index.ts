@@ -10,10 +10,15 @@ export {
   LockNotHeldError,
   LockReplicationError,
   LockUpgradeError,
+  RedLockQuorumError,
   type LockErrorOptions,
   type LockLostReason,
+  type RedLockNodeFailure,
+  type RedLockOperation,
+  type RedLockRoundInfo,
 } from './errors.js';
 export { Lease } from './lease.js';
 export { MultiLock } from './locks/multi-lock.js';
+export { RedLock } from './locks/red-lock.js';
 export type { LockWaitOptions, RFencedLock, RLock, RReadWriteLock, SignalOptions } from './locks/rlock.js';
-export type { LockClientOptions, SyncReplicas } from './options.js';
+export type { LockClientOptions, RedLockOptions, SyncReplicas } from './options.js';

@@ -62,3 +62,32 @@ export function replicaAck(sync: SyncReplicas | undefined): ReplicaAck | undefin
 
 /** Retry delay after a failed renewal, ms (a third of the lease still bounds it). */
 export const RENEW_RETRY_MS = 1_000;
+
+/** Options of {@link RedLock}, passed after its locks: `new RedLock(a, b, c, { nodeTimeout: 20 })`. */
+export interface RedLockOptions {
+  /**
+   * How long to wait for one node's answer before counting that node as failed, ms. A dead or
+   * frozen node costs at most this per round, and a round is decided as soon as its outcome is
+   * certain. Keep it far below the lease (the elapsed time comes off the validity). Failed
+   * acquisition rounds are retried after a random delay of up to twice this.
+   * @default 50
+   */
+  nodeTimeout?: number;
+  /**
+   * In watchdog mode, how many renewals a hold gets; after the last one it is left to expire
+   * and the holder is told (`lost`, reason `expired`), so a hung holder cannot keep the lock
+   * forever. Omitted: no cap.
+   * @default undefined
+   */
+  maxRenewals?: number;
+}
+
+export const REDLOCK_DEFAULTS = {
+  nodeTimeout: 50,
+} as const;
+
+/** Clock drift allowed for by a RedLock: this fraction of the lease, plus REDLOCK_DRIFT_MS. */
+export const REDLOCK_DRIFT_FACTOR = 0.01;
+
+/** Fixed part of a RedLock's clock-drift allowance, ms. */
+export const REDLOCK_DRIFT_MS = 2;

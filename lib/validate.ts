@@ -136,3 +136,11 @@ export function checkLockArgs(leaseTime: unknown, options: unknown, lockName?: s
     signal: checkSignal(checkObject(options, 'options').signal, lockName),
   };
 }
+
+/** A count option such as `maxRenewals`: a whole number ≥ 0. */
+export function checkCount(value: unknown, option: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new InvalidArgumentError(`\`${option}\` must be a whole number ≥ 0, got ${describe(value)}`);
+  }
+  return value;
+}

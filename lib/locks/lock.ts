@@ -1,14 +1,16 @@
 import type { LockCore } from '../core.js';
+import { ScriptStatus } from '../errors.js';
 import { exclusiveWait, type WaitTarget } from '../keys.js';
 import type { Acquired } from '../wait.js';
 import { BaseLock } from './base-lock.js';
+import { NODE_LOCK, type NodeLock, type NodeLockSource, type RenewStatus } from './node-lock.js';
 import { newRequestId } from './request-id.js';
 
 /**
  * The reentrant, non-fair lock: a Redis hash (owner id → hold count) whose TTL is the lease.
  * Waiters are woken one client per release (see the acquire and release scripts).
  */
-export class ReentrantLock extends BaseLock {
+export class ReentrantLock extends BaseLock implements NodeLockSource {
   readonly #wait: WaitTarget;
 
   constructor(core: LockCore, name: unknown) {
@@ -35,5 +37,37 @@ export class ReentrantLock extends BaseLock {
     const { core } = this;
     return core.scripts.release(this.keys, owner, reExpireMs, newRequestId(), core.publish);
   }
-}
 
+  /** This lock as one node of a RedLock (package-internal). */
+  [NODE_LOCK](): NodeLock {
+    const { core, keys } = this;
+    const open = async (): Promise<void> => {
+      core.assertOpen();
+      await core.ready();
+    };
+    return {
+      core,
+      keys,
+      attempt: async (owner, ttlMs, mode) => {
+        await open();
+        return core.scripts.acquire(keys, owner, ttlMs, core.clientId, mode);
+      },
+      release: async (owner, reExpireMs) => {
+        await open();
+        const epoch = core.connectionEpoch();
+        const left = await this.releaseFor(owner, reExpireMs);
+        // As in BaseLock: a final release resent after a reconnect finds nothing left to release.
+        return left === ScriptStatus.NotHeld && core.connectionEpoch() !== epoch ? 0 : left;
+      },
+      renew: async (owner, ttlMs) => {
+        await open();
+        const { results } = await core.scripts.renewMany('lock', [keys.lock], [owner], ttlMs);
+        return results[0] as RenewStatus;
+      },
+      holdCount: async (owner) => {
+        await open();
+        return Number((await core.redis.hget(keys.lock, owner)) ?? 0);
+      },
+    };
+  }
+}

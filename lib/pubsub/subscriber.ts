@@ -65,11 +65,32 @@ export class NoticeSubscriber {
     const { conn, sharded } = this.#connection();
     this.#listeners.set(channel, listener);
     try {
+      // During the handshake ('connect') ioredis 5 writes SUBSCRIBE at once, ahead of its ready
+      // check; that INFO then fails in subscriber mode, ioredis reconnects, and the subscription
+      // is gone although SUBSCRIBE resolved (ioredis#2037). Before and after the handshake,
+      // commands wait in the offline queue until the connection is ready.
+      if (conn.status === 'connect') await this.#ready(conn);
       await (sharded ? conn.ssubscribe(channel) : conn.subscribe(channel));
     } catch (error) {
       if (this.#listeners.get(channel) === listener) this.#listeners.delete(channel);
       throw error;
     }
+  }
+
+  /** Resolves once the connection is ready; rejects when ioredis gives up on it. */
+  #ready(conn: RedisConnection): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onReady = (): void => {
+        conn.off('end', onEnd);
+        resolve();
+      };
+      const onEnd = (): void => {
+        conn.off('ready', onReady);
+        reject(new Error('the pub/sub connection closed before it was ready'));
+      };
+      conn.once('ready', onReady);
+      conn.once('end', onEnd);
+    });
   }
 
   async unsubscribe(channel: string): Promise<void> {

@@ -1,0 +1,55 @@
+import type { LockCore } from '../core.js';
+import type { LockKeys } from '../keys.js';
+import type { WaiterMode } from '../scripts/registry.js';
+
+/** What a renewal found on one node (the renew script's answer). */
+export const RenewStatus = {
+  /** The lock key is gone. */
+  Gone: 0,
+  /** The owner still held the lock; its TTL is reset. */
+  Renewed: 1,
+  /** Other owners hold the lock. */
+  Taken: 2,
+} as const;
+export type RenewStatus = (typeof RenewStatus)[keyof typeof RenewStatus];
+
+/**
+ * One lock on one Redis node, driven for an explicit owner, one command per call and no waiting:
+ * what a RedLock runs on each of its nodes. The RedLock decides the owner, the timing and the
+ * quorum; the node lock only speaks to its Redis.
+ */
+export interface NodeLock {
+  readonly core: LockCore;
+  readonly keys: LockKeys;
+  /**
+   * One acquisition attempt (or re-entry) with a TTL of `ttlMs`: null when acquired, otherwise
+   * the holder's PTTL in ms (-1: the key has no TTL). `mode` is the waiter bookkeeping.
+   */
+  attempt(owner: string, ttlMs: number, mode: WaiterMode): Promise<number | null>;
+  /**
+   * Releases one hold; `reExpireMs` (0: keep) resets the TTL when holds remain. Resolves with
+   * the hold count left, or ScriptStatus.NotHeld.
+   */
+  release(owner: string, reExpireMs: number): Promise<number>;
+  /** Resets the TTL to `ttlMs` if `owner` still holds the lock; never re-acquires. */
+  renew(owner: string, ttlMs: number): Promise<RenewStatus>;
+  /** `owner`'s hold count on this node, 0 if none. */
+  holdCount(owner: string): Promise<number>;
+}
+
+/**
+ * The key under which a lock kind offers its {@link NodeLock}. Package-internal: it is not
+ * exported from the package root, so the node operations are no public API.
+ */
+export const NODE_LOCK = Symbol('rlock.nodeLock');
+
+/** A lock kind that can serve as one node of a RedLock. */
+export interface NodeLockSource {
+  [NODE_LOCK](): NodeLock;
+}
+
+/** The node lock behind `value`, or undefined if it is no lock that can be a RedLock node. */
+export function nodeLockOf(value: unknown): NodeLock | undefined {
+  if (typeof value !== 'object' || value === null || !(NODE_LOCK in value)) return undefined;
+  return (value as NodeLockSource)[NODE_LOCK]();
+}

@@ -1,0 +1,31 @@
+import { once } from 'node:events';
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { NoticeSubscriber } from '../../lib/pubsub/subscriber.js';
+import { sleep, useLockFixture } from '../helpers/fixtures.js';
+
+describe('NoticeSubscriber', () => {
+  const fx = useLockFixture();
+
+  it('a channel subscribed while the connection is still in its handshake receives notices', async () => {
+    const publisher = fx.redis();
+    const errors: unknown[] = [];
+    for (let trial = 0; trial < 5; trial += 1) {
+      // 'connect': the socket is open and ioredis is still sending its handshake and ready check.
+      const conn = new Redis(fx.url);
+      const subscriber = new NoticeSubscriber((error) => errors.push(error));
+      subscriber.attach(conn, true, 'classic');
+      await once(conn, 'connect');
+      let notices = 0;
+      const channel = `${fx.prefix}:wake:${trial}`;
+      await subscriber.subscribe(channel, { notify: () => (notices += 1), resync: () => undefined });
+      for (let i = 0; i < 40 && notices === 0; i += 1) {
+        await publisher.publish(channel, '1');
+        await sleep(10);
+      }
+      await subscriber.close();
+      expect({ trial, notices: notices > 0 }).toEqual({ trial, notices: true });
+    }
+    expect(errors).toEqual([]);
+  });
+});
