@@ -8,6 +8,8 @@ import { spawnRedis } from '../../tools/redis-server.js';
 import { ADAPTERS } from './adapters/index.js';
 import { describeMachine } from './machine.js';
 import { renderMarkdown } from './report/markdown.js';
+import { updateReadme } from './report/readme.js';
+import { renderSummary } from './report/summary.js';
 import { renderChart } from './report/svg-chart.js';
 import { SCENARIOS } from './scenarios/index.js';
 import type { ScenarioReport } from './scenarios/scenario.js';
@@ -18,7 +20,8 @@ const USAGE = `usage: npm run bench -- [--quick] [--scenarios=1,3] [--libraries=
   --scenarios   run only these scenarios (ids: ${SCENARIOS.map((s) => s.id).join(', ')})
   --libraries   run only these (ids: ${ADAPTERS.map((a) => a.id).join(', ')})
   --seed        replay a run's library order
-A full run of everything writes bench/results/latest.{md,json,svg}; anything else writes quick.*`;
+A full run of everything writes bench/results/latest.{md,json,svg} and the README's table;
+anything else writes bench/results/quick.*`;
 
 const { values: flags } = parseArgs({
   options: {
@@ -92,6 +95,10 @@ try {
   const round = (_key: string, value: unknown): unknown =>
     typeof value === 'number' && !Number.isInteger(value) ? Math.round(value * 1e4) / 1e4 : value;
   writeFileSync(new URL(`${outName}.json`, resultsDir), `${JSON.stringify(json, round, 2)}\n`);
+  // Only a complete run speaks for the README.
+  if (complete && !updateReadme(new URL('../../README.md', import.meta.url), renderSummary(run, reports))) {
+    console.log('note: README.md has no bench markers; its Performance table was not updated');
+  }
 
   console.log(`\nrlock against the issue's targets:`);
   for (const report of reports) {

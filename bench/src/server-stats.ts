@@ -5,7 +5,12 @@ export interface ServerWork {
   /** Calls per command, INFO excluded (the bench's own probe). */
   readonly calls: Record<string, number>;
   readonly totalCalls: number;
-  /** Time the server spent in commands, µs (INFO commandstats usec). */
+  /**
+   * Time the server spent in the commands clients sent, µs (INFO commandstats usec). A script's
+   * usec already includes the calls it makes, which commandstats also lists under their own
+   * names: only the share of a command's calls that clients sent is counted, so nothing is
+   * counted twice.
+   */
   readonly usec: number;
   /** used_cpu_user + used_cpu_sys, s. */
   readonly cpuSeconds: number;
@@ -32,7 +37,8 @@ export async function serverSnapshot(admin: Redis): Promise<Snapshot> {
   return { stats, cpuSeconds: field(cpu, 'used_cpu_user') + field(cpu, 'used_cpu_sys') };
 }
 
-export function serverWork(before: Snapshot, after: Snapshot): ServerWork {
+/** The server's work between two snapshots; `sent` is what the clients sent meanwhile, by name. */
+export function serverWork(before: Snapshot, after: Snapshot, sent: ReadonlyMap<string, number>): ServerWork {
   const calls: Record<string, number> = {};
   let totalCalls = 0;
   let usec = 0;
@@ -40,9 +46,10 @@ export function serverWork(before: Snapshot, after: Snapshot): ServerWork {
     if (name === 'info') continue;
     const then = before.stats.get(name) ?? { calls: 0, usec: 0 };
     if (now.calls === then.calls) continue;
-    calls[name] = now.calls - then.calls;
-    totalCalls += now.calls - then.calls;
-    usec += now.usec - then.usec;
+    const callsBetween = now.calls - then.calls;
+    calls[name] = callsBetween;
+    totalCalls += callsBetween;
+    usec += (now.usec - then.usec) * Math.min(1, (sent.get(name) ?? 0) / callsBetween);
   }
   return { calls, totalCalls, usec, cpuSeconds: after.cpuSeconds - before.cpuSeconds };
 }

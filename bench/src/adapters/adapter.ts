@@ -53,5 +53,5 @@ export function installedVersion(directory: string): string {
 
 /** `label` as shown in tables: `redlock 4.2.0 (tuned)`. */
 export function adapterLabel(adapter: LibraryAdapter): string {
-  return `${adapter.library} ${adapter.version} (${adapter.variant})`;
+  return `${[adapter.library, adapter.version].filter(Boolean).join(' ')} (${adapter.variant})`;
 }

@@ -1,17 +1,7 @@
-import type { LibraryAdapter } from '../adapters/adapter.js';
-import type { Machine } from '../machine.js';
 import type { Row, ScenarioReport } from '../scenarios/scenario.js';
 import { formatCell } from './format.js';
-
-export interface RunInfo {
-  readonly startedAt: string;
-  readonly durationS: number;
-  readonly quick: boolean;
-  readonly seed: number;
-  readonly machine: Machine;
-  readonly adapters: readonly LibraryAdapter[];
-  readonly chartFile: string;
-}
+import type { RunInfo } from './run-info.js';
+import { renderSummary } from './summary.js';
 
 function ratioCell(report: ScenarioReport, row: Row, rlock: Row | undefined): string {
   if (!rlock || row.id === 'rlock') return '';
@@ -69,6 +59,10 @@ export function renderMarkdown(run: RunInfo, reports: readonly ScenarioReport[])
     'libraries is shuffled per scenario and round.',
     '',
     `![handoff gap and contended throughput per library](${run.chartFile})`,
+    '',
+    '## Summary',
+    '',
+    renderSummary(run, reports),
     '',
   ];
   for (const report of reports) {

@@ -33,6 +33,10 @@ function compact(value: number): string {
   return value.toPrecision(2);
 }
 
+function decadeLabel(decade: number): string {
+  return decade < 0 ? (10 ** decade).toFixed(-decade) : (10 ** decade).toLocaleString('en');
+}
+
 function panelSvg(panel: Panel, top: number): { svg: string; height: number } {
   const values = [...panel.bars.map((bar) => bar.value), ...(panel.reference ? [panel.reference.value] : [])].filter(
     (value) => value > 0 && Number.isFinite(value),
@@ -40,7 +44,7 @@ function panelSvg(panel: Panel, top: number): { svg: string; height: number } {
   const low = Math.floor(Math.log10(Math.min(...values)));
   const high = Math.max(low + 1, Math.ceil(Math.log10(Math.max(...values))));
   const x = (value: number): number => LABEL_WIDTH + ((Math.log10(value) - low) / (high - low)) * PLOT_WIDTH;
-  const plotTop = top + 28;
+  const plotTop = top + 40;
   const plotHeight = panel.bars.length * ROW_HEIGHT;
   const parts: string[] = [
     `<text x="12" y="${top + 16}" class="title">${escape(panel.title)}</text>`,
@@ -49,7 +53,7 @@ function panelSvg(panel: Panel, top: number): { svg: string; height: number } {
     const at = x(10 ** decade);
     parts.push(
       `<line x1="${at.toFixed(1)}" y1="${plotTop - 4}" x2="${at.toFixed(1)}" y2="${plotTop + plotHeight}" class="grid"/>`,
-      `<text x="${at.toFixed(1)}" y="${plotTop + plotHeight + 14}" class="tick">${escape(compact(10 ** decade))}</text>`,
+      `<text x="${at.toFixed(1)}" y="${plotTop + plotHeight + 14}" class="tick">${decadeLabel(decade)}</text>`,
     );
   }
   panel.bars.forEach((bar, index) => {
@@ -72,7 +76,7 @@ function panelSvg(panel: Panel, top: number): { svg: string; height: number } {
       `<text x="${at.toFixed(1)}" y="${plotTop - 9}" class="reference-label">${escape(panel.reference.label)}</text>`,
     );
   }
-  return { svg: parts.join('\n'), height: plotHeight + 56 };
+  return { svg: parts.join('\n'), height: plotHeight + 68 };
 }
 
 function barsOf(report: ScenarioReport | undefined, key: string): Bar[] {
@@ -125,9 +129,10 @@ export function renderChart(reports: readonly ScenarioReport[], caption: string)
     top += height + 10;
   }
   const legendY = top + 4;
+  const legendX = { rlock: LABEL_WIDTH, tuned: LABEL_WIDTH + 80, defaults: LABEL_WIDTH + 300 } as const;
   const legend = (['rlock', 'tuned', 'defaults'] as const)
-    .map((kind, index) => {
-      const x = LABEL_WIDTH + index * 150;
+    .map((kind) => {
+      const x = legendX[kind];
       const text = kind === 'rlock' ? 'rlock' : kind === 'tuned' ? 'peer, tuned (10 ms polling)' : 'peer, defaults';
       return `<rect x="${x}" y="${legendY}" width="12" height="12" fill="${COLOURS[kind]}"/><text x="${x + 18}" y="${legendY + 10}" class="value">${escape(text)}</text>`;
     })

@@ -27,6 +27,10 @@ const WARMUP_ACQUISITIONS_PER_WORKER = 2;
 
 interface Outcome {
   waits: number[];
+  /** How long each hold really lasted (a 1 ms timer takes longer). */
+  holds: number[];
+  /** From a holder letting go to the next holder's acquire resolving. */
+  idles: number[];
   gaveUp: number;
   violations: number;
   elapsedMs: number;
@@ -39,7 +43,8 @@ interface Outcome {
 async function contend(workers: readonly Locker[], key: string, acquisitions: number, deadline: number): Promise<Outcome> {
   let tickets = acquisitions;
   let holder: number | undefined;
-  const outcome: Outcome = { waits: [], gaveUp: 0, violations: 0, elapsedMs: 0 };
+  let freedAt: number | undefined;
+  const outcome: Outcome = { waits: [], holds: [], idles: [], gaveUp: 0, violations: 0, elapsedMs: 0 };
   const start = performance.now();
   await Promise.all(
     workers.map(async (locker, worker) => {
@@ -52,12 +57,16 @@ async function contend(workers: readonly Locker[], key: string, acquisitions: nu
           release = await locker.acquire(key, LEASE_MS, WAIT_MS);
         }
         if (!release) break;
-        outcome.waits.push(performance.now() - askedAt);
+        const acquiredAt = performance.now();
+        outcome.waits.push(acquiredAt - askedAt);
+        if (freedAt !== undefined) outcome.idles.push(acquiredAt - freedAt);
         if (holder !== undefined) outcome.violations += 1;
         holder = worker;
         await sleep(HOLD_MS);
         // Cleared before the release is sent: the next holder can only get in after it.
         if (holder === worker) holder = undefined;
+        freedAt = performance.now();
+        outcome.holds.push(freedAt - acquiredAt);
         await release();
         await sleep(THINK_MS);
       }
@@ -87,18 +96,19 @@ export const contended: Scenario = {
           const floor = await evalshaFloor(workers[0]!.connection, size.floorCalls);
           const key = `s4:${adapter.id}`;
           const deadline = performance.now() + size.capMs;
-          await contend(workers, `${key}:warmup`, size.workers * WARMUP_ACQUISITIONS_PER_WORKER, deadline);
+          await contend(workers, key, size.workers * WARMUP_ACQUISITIONS_PER_WORKER, deadline);
           const sentBefore = connections.sent();
           const serverBefore = await serverSnapshot(context.admin);
           const outcome = await contend(workers, key, size.acquisitions, deadline);
           const serverAfter = await serverSnapshot(context.admin);
           const sent = sentBetween(sentBefore, connections.sent());
-          const work = serverWork(serverBefore, serverAfter);
+          const work = serverWork(serverBefore, serverAfter, sent);
           const acquired = outcome.waits.length;
           const sentTotal = [...sent.values()].reduce((a, b) => a + b, 0);
           const perSecond = (acquired / outcome.elapsedMs) * 1000;
           const ideal = 1000 / (HOLD_MS + floor.p50);
           const wait = distribution(outcome.waits);
+          const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
           commands[adapter.id] = { sent: Object.fromEntries(sent), server: work.calls };
           return {
             perSecond,
@@ -106,6 +116,8 @@ export const contended: Scenario = {
             waitP50: wait.p50,
             waitP99: wait.p99,
             waitMax: wait.max,
+            holdMean: mean(outcome.holds),
+            idleP50: distribution(outcome.idles).p50,
             gaveUp: outcome.gaveUp,
             sentPerAcq: sentTotal / acquired,
             serverCallsPerAcq: work.totalCalls / acquired,
@@ -143,15 +155,20 @@ export const contended: Scenario = {
         `outside before asking again; ${size.acquisitions.toLocaleString('en')} acquisitions per library (after ` +
         `${WARMUP_ACQUISITIONS_PER_WORKER} warm-up per worker), at most ${size.capMs / 1000} s. Ideal = 1000 / ` +
         `(${HOLD_MS} + EVALSHA p50 ms) per second. Wait: asking → holding, across calls the library gave up on. ` +
+        'Hold: the 1 ms hold as the timer really ran. Free: a holder letting go → the next acquire resolved. ' +
+        'Failed attempts: acquire calls the library gave up on (the worker asks again). ' +
         'Sent: commands written by the library’s connections (counted client-side). Server: INFO commandstats ' +
-        'deltas (commands run inside scripts included) and used_cpu_user+sys, per acquisition.',
+        'call deltas (commands run inside scripts included), the usec of the commands sent (a script’s usec ' +
+        'covers its inner calls), and used_cpu_user+sys, per acquisition.',
       columns: [
         { key: 'perSecond', header: 'acq/s', digits: 0 },
         { key: 'ofIdeal', header: '÷ ideal', digits: 2 },
         { key: 'waitP50', header: 'wait p50 ms', digits: 2 },
         { key: 'waitP99', header: 'wait p99 ms', digits: 1 },
         { key: 'waitMax', header: 'wait max ms', digits: 1 },
-        { key: 'gaveUp', header: 'gave up', digits: 0 },
+        { key: 'holdMean', header: 'hold mean ms', digits: 2 },
+        { key: 'idleP50', header: 'free p50 ms', digits: 2 },
+        { key: 'gaveUp', header: 'failed attempts', digits: 0 },
         { key: 'sentPerAcq', header: 'sent/acq', digits: 2 },
         { key: 'serverCallsPerAcq', header: 'server cmds/acq', digits: 2 },
         { key: 'serverUsecPerAcq', header: 'server µs/acq (cmdstats)', digits: 1 },

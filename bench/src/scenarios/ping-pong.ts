@@ -16,8 +16,8 @@ import {
 } from './scenario.js';
 
 const SIZES = {
-  full: { handoffs: 300, floorCalls: 1_000, capMs: 150_000 },
-  quick: { handoffs: 40, floorCalls: 200, capMs: 30_000 },
+  full: { handoffs: 300, floorCalls: 1_000, idleFloorCalls: 200, capMs: 150_000 },
+  quick: { handoffs: 40, floorCalls: 200, idleFloorCalls: 50, capMs: 30_000 },
 };
 const HOLD_MS = 2;
 const WARMUP_HANDOFFS = 3;
@@ -49,6 +49,7 @@ export const pingPong: Scenario = {
         const values = await withLibrary(context, adapter, async (open) => {
           const workers = [await open(), await open()] as const;
           const floor = await evalshaFloor(workers[0].connection, size.floorCalls);
+          const idleFloor = await evalshaFloor(workers[0].connection, size.idleFloorCalls, HOLD_MS);
           const key = `s3:${adapter.id}`;
           const deadline = performance.now() + size.capMs;
           const gaps: number[] = [];
@@ -76,6 +77,7 @@ export const pingPong: Scenario = {
             gapMax: gap.max,
             floorP50: floor.p50,
             ratio: gap.p50 / floor.p50,
+            idleFloorP50: idleFloor.p50,
             gaveUp,
           };
         });
@@ -100,7 +102,9 @@ export const pingPong: Scenario = {
         `Two workers, each with its own connection(s), one key, strictly alternating; the holder holds ${HOLD_MS} ms ` +
         `while the other is already inside acquire. ${size.handoffs} handoffs per library (after ${WARMUP_HANDOFFS} ` +
         `warm-up), at most ${size.capMs / 1000} s each. Gap: release resolved → the waiter's acquire resolved. ` +
-        `Floor: ${size.floorCalls.toLocaleString('en')} EVALSHA on the first worker's connection.`,
+        `Floor: ${size.floorCalls.toLocaleString('en')} EVALSHA on the first worker's connection, back to back; ` +
+        `also ${size.idleFloorCalls} EVALSHA each after ${HOLD_MS} ms idle, as a handoff comes after a hold ` +
+        '(shown for reference: a round trip that has to wake both processes).',
       columns: [
         { key: 'gapP50', header: 'gap p50 ms', digits: 3 },
         { key: 'gapP90', header: 'gap p90 ms', digits: 3 },
@@ -108,6 +112,7 @@ export const pingPong: Scenario = {
         { key: 'gapMax', header: 'gap max ms', digits: 3 },
         { key: 'floorP50', header: 'EVALSHA p50 ms', digits: 3 },
         { key: 'ratio', header: 'gap p50 ÷ EVALSHA p50', digits: 1 },
+        { key: 'idleFloorP50', header: `EVALSHA after ${HOLD_MS} ms idle p50 ms`, digits: 3 },
         { key: 'handoffs', header: 'handoffs', digits: 0 },
         { key: 'gaveUp', header: 'gave up', digits: 0 },
       ],
