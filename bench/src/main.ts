@@ -48,6 +48,7 @@ function pick<T extends { id: string }>(all: readonly T[], list: string | undefi
 const scenarios = pick(SCENARIOS, flags.scenarios, 'scenario');
 const adapters = pick(ADAPTERS, flags.libraries, 'library');
 const seed = flags.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(flags.seed);
+if (!Number.isSafeInteger(seed)) throw new Error(`--seed must be an integer\n${USAGE}`);
 const quick = flags.quick ?? false;
 const complete = !quick && scenarios.length === SCENARIOS.length && adapters.length === ADAPTERS.length;
 const outName = complete ? 'latest' : 'quick';
