@@ -4,6 +4,8 @@ import type { Redis } from 'ioredis';
 export interface ServerWork {
   /** Calls per command, INFO excluded (the bench's own probe). */
   readonly calls: Record<string, number>;
+  /** usec per command as commandstats has it (a script's includes its inner calls). */
+  readonly usecByCommand: Record<string, number>;
   readonly totalCalls: number;
   /**
    * Time the server spent in the commands clients sent, µs (INFO commandstats usec). A script's
@@ -40,6 +42,7 @@ export async function serverSnapshot(admin: Redis): Promise<Snapshot> {
 /** The server's work between two snapshots; `sent` is what the clients sent meanwhile, by name. */
 export function serverWork(before: Snapshot, after: Snapshot, sent: ReadonlyMap<string, number>): ServerWork {
   const calls: Record<string, number> = {};
+  const usecByCommand: Record<string, number> = {};
   let totalCalls = 0;
   let usec = 0;
   for (const [name, now] of after.stats) {
@@ -48,10 +51,11 @@ export function serverWork(before: Snapshot, after: Snapshot, sent: ReadonlyMap<
     if (now.calls === then.calls) continue;
     const callsBetween = now.calls - then.calls;
     calls[name] = callsBetween;
+    usecByCommand[name] = now.usec - then.usec;
     totalCalls += callsBetween;
     usec += (now.usec - then.usec) * Math.min(1, (sent.get(name) ?? 0) / callsBetween);
   }
-  return { calls, totalCalls, usec, cpuSeconds: after.cpuSeconds - before.cpuSeconds };
+  return { calls, usecByCommand, totalCalls, usec, cpuSeconds: after.cpuSeconds - before.cpuSeconds };
 }
 
 /** Pub/sub channels and patterns the server has subscribers for. */

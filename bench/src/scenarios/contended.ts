@@ -109,7 +109,7 @@ export const contended: Scenario = {
           const ideal = 1000 / (HOLD_MS + floor.p50);
           const wait = distribution(outcome.waits);
           const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
-          commands[adapter.id] = { sent: Object.fromEntries(sent), server: work.calls };
+          commands[adapter.id] = { sent: Object.fromEntries(sent), server: work.calls, serverUsec: work.usecByCommand };
           return {
             perSecond,
             ofIdeal: perSecond / ideal,
