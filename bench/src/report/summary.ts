@@ -47,7 +47,8 @@ export function renderSummary(run: RunInfo, reports: readonly ScenarioReport[]):
     report.targets.map((check) => `- ${check.met ? '✅' : '❌'} (${report.id}) ${check.target}: ${check.measured}`),
   );
   return [
-    `${run.quick ? 'Quick run (reduced sizes)' : 'Full run'}: ${run.startedAt.slice(0, 10)}, ${machine.cores} cores (${machine.cpu}), Node ${machine.node}, ` +
+    `${run.quick ? 'Quick run (reduced sizes)' : 'Full run'}: ${run.startedAt.slice(0, 10)}, ` +
+      `${machine.cores} cores (${machine.cpu}), Node ${machine.node}, ` +
       `Redis ${machine.redis}; 1-minute load average ${machine.loadStart.toFixed(2)} at the start` +
       `${busy ? ' (other work was running: the numbers are noisy)' : ''}. Scenario numbers in parentheses.`,
     '',

@@ -65,8 +65,10 @@ function panelSvg(panel: Panel, top: number): { svg: string; height: number } {
     }
     const end = x(bar.value);
     parts.push(
-      `<rect x="${LABEL_WIDTH}" y="${y}" width="${Math.max(1, end - LABEL_WIDTH).toFixed(1)}" height="${BAR_HEIGHT}" fill="${COLOURS[bar.kind]}"/>`,
-      `<text x="${(end + 4).toFixed(1)}" y="${y + BAR_HEIGHT - 4}" class="value">${escape(`${compact(bar.value)} ${panel.unit}`)}</text>`,
+      `<rect x="${LABEL_WIDTH}" y="${y}" width="${Math.max(1, end - LABEL_WIDTH).toFixed(1)}" ` +
+        `height="${BAR_HEIGHT}" fill="${COLOURS[bar.kind]}"/>`,
+      `<text x="${(end + 4).toFixed(1)}" y="${y + BAR_HEIGHT - 4}" class="value">` +
+        `${escape(`${compact(bar.value)} ${panel.unit}`)}</text>`,
     );
   });
   if (panel.reference && panel.reference.value > 0) {
@@ -134,12 +136,16 @@ export function renderChart(reports: readonly ScenarioReport[], caption: string)
     .map((kind) => {
       const x = legendX[kind];
       const text = kind === 'rlock' ? 'rlock' : kind === 'tuned' ? 'peer, tuned (10 ms polling)' : 'peer, defaults';
-      return `<rect x="${x}" y="${legendY}" width="12" height="12" fill="${COLOURS[kind]}"/><text x="${x + 18}" y="${legendY + 10}" class="value">${escape(text)}</text>`;
+      return (
+        `<rect x="${x}" y="${legendY}" width="12" height="12" fill="${COLOURS[kind]}"/>` +
+        `<text x="${x + 18}" y="${legendY + 10}" class="value">${escape(text)}</text>`
+      );
     })
     .join('\n');
   const height = legendY + 40;
   return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" ` +
+      'font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="12">',
     '<style>.title{font-weight:600;font-size:13px}.label{text-anchor:end}.tick{text-anchor:middle;fill:#666;font-size:11px}' +
       '.value{fill:#222}.grid{stroke:#e5e5e5}.reference{stroke:#1971c2;stroke-dasharray:4 3}' +
       '.reference-label{fill:#1971c2;text-anchor:middle;font-size:11px}</style>',

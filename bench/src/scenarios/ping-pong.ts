@@ -82,7 +82,10 @@ export const pingPong: Scenario = {
           };
         });
         rows.set(adapter.id, libraryRow(adapter, values));
-        context.log(`  ${adapter.id}: gap p50 ${values.gapP50.toFixed(3)} ms, p99 ${values.gapP99.toFixed(3)} ms (${values.handoffs} handoffs)`);
+        context.log(
+          `  ${adapter.id}: gap p50 ${values.gapP50.toFixed(3)} ms, p99 ${values.gapP99.toFixed(3)} ms ` +
+            `(${values.handoffs} handoffs)`,
+        );
       } catch (error) {
         rows.set(adapter.id, failedRow(adapter, error));
         context.log(`  ${adapter.id} failed: ${String(error)}`);

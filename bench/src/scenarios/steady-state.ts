@@ -19,11 +19,17 @@ const SIZES = {
   full: { tasks: 20, cycles: 100_000, warmup: 2_000, capMs: 90_000 },
   quick: { tasks: 20, cycles: 5_000, warmup: 500, capMs: 20_000 },
 };
-/** Longer than rlock's 2 s subscription linger, so a subscription still there afterwards is kept on purpose. */
+/** Longer than rlock's 2 s subscription linger: a subscription left after this one leaked. */
 const SETTLE_MS = 2_500;
 
 /** `tasks` tasks cycle on one key until `cycles` acquisitions; resolves with those done and given up. */
-async function churn(locker: Locker, key: string, tasks: number, cycles: number, deadline: number): Promise<{ done: number; gaveUp: number }> {
+async function churn(
+  locker: Locker,
+  key: string,
+  tasks: number,
+  cycles: number,
+  deadline: number,
+): Promise<{ done: number; gaveUp: number }> {
   let tickets = cycles;
   let done = 0;
   let gaveUp = 0;
