@@ -1,0 +1,22 @@
+import type { LibraryAdapter } from './adapter.js';
+import { redisSemaphoreDefaults, redisSemaphoreTuned } from './redis-semaphore.js';
+import { redlock4Defaults, redlock4Tuned } from './redlock4.js';
+import { redlock5Defaults, redlock5Tuned } from './redlock5.js';
+import { redlockUniversalDefaults, redlockUniversalTuned } from './redlock-universal.js';
+import { rlock } from './rlock.js';
+import { sesamecareRedlockDefaults, sesamecareRedlockTuned } from './sesamecare-redlock.js';
+
+/** Every library in every configuration, rlock first (the one the ratios are about). */
+export const ADAPTERS: readonly LibraryAdapter[] = [
+  rlock,
+  redlock4Defaults,
+  redlock4Tuned,
+  redlock5Defaults,
+  redlock5Tuned,
+  sesamecareRedlockDefaults,
+  sesamecareRedlockTuned,
+  redisSemaphoreDefaults,
+  redisSemaphoreTuned,
+  redlockUniversalDefaults,
+  redlockUniversalTuned,
+];

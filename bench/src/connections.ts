@@ -1,0 +1,51 @@
+import { Redis } from 'ioredis';
+
+/**
+ * The connections one library uses in one scenario: each opened ready (so nothing waits in
+ * ioredis' offline queue and is sent twice) and wrapped to count every command it sends.
+ */
+export class Connections {
+  readonly #url: string;
+  readonly #open: Redis[] = [];
+  readonly #sent = new Map<string, number>();
+
+  constructor(url: string) {
+    this.#url = url;
+  }
+
+  /** A new connection, connected and counted. */
+  async open(): Promise<Redis> {
+    const redis = new Redis(this.#url, { lazyConnect: true });
+    redis.on('error', () => undefined);
+    await redis.connect();
+    const send = redis.sendCommand.bind(redis);
+    // Every command ioredis writes goes through sendCommand: plain calls, defineCommand's
+    // EVALSHA and its EVAL fallback, pipelines, SUBSCRIBE.
+    redis.sendCommand = (command, stream) => {
+      this.#sent.set(command.name, (this.#sent.get(command.name) ?? 0) + 1);
+      return send(command, stream);
+    };
+    this.#open.push(redis);
+    return redis;
+  }
+
+  /** Commands sent so far, by lower-case name. */
+  sent(): Map<string, number> {
+    return new Map(this.#sent);
+  }
+
+  /** Disconnects every connection opened here. */
+  close(): void {
+    for (const redis of this.#open.splice(0)) redis.disconnect();
+  }
+}
+
+/** `after − before` per command name, zero entries left out. */
+export function sentBetween(before: Map<string, number>, after: Map<string, number>): Map<string, number> {
+  const delta = new Map<string, number>();
+  for (const [name, count] of after) {
+    const diff = count - (before.get(name) ?? 0);
+    if (diff > 0) delta.set(name, diff);
+  }
+  return delta;
+}
