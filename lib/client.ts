@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { runInNewContext } from './context.js';
 import type { LockClientEvents, LockCore } from './core.js';
 import { InvalidArgumentError, LockClientClosedError, LockLostError } from './errors.js';
+import { FairLock } from './locks/fair-lock.js';
 import { ReentrantLock } from './locks/lock.js';
 import type { RLock } from './locks/rlock.js';
 import { DEFAULTS, SUBSCRIPTION_LINGER_MS, type LockClientOptions } from './options.js';
@@ -13,7 +14,7 @@ import { LockScripts, type RedisConnection } from './scripts/registry.js';
 import { checkFunction, checkKeyPrefix, checkObject, checkPositiveDuration } from './validate.js';
 import { Watchdog } from './watchdog.js';
 
-const KNOWN_OPTIONS = new Set(['keyPrefix', 'watchdogTimeout', 'subscriber']);
+const KNOWN_OPTIONS = new Set(['keyPrefix', 'watchdogTimeout', 'fairLockWaitTimeout', 'subscriber']);
 
 function isConnection(value: unknown): value is RedisConnection {
   return typeof value === 'object' && value !== null && typeof (value as Redis).defineCommand === 'function';
@@ -58,6 +59,10 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     const keyPrefix = raw.keyPrefix === undefined ? DEFAULTS.keyPrefix : checkKeyPrefix(raw.keyPrefix);
     const watchdogTimeoutMs =
       raw.watchdogTimeout === undefined ? DEFAULTS.watchdogTimeout : checkPositiveDuration(raw.watchdogTimeout, 'watchdogTimeout');
+    const fairLockWaitTimeoutMs =
+      raw.fairLockWaitTimeout === undefined
+        ? DEFAULTS.fairLockWaitTimeout
+        : checkPositiveDuration(raw.fairLockWaitTimeout, 'fairLockWaitTimeout');
     if (raw.subscriber !== undefined && !isConnection(raw.subscriber)) {
       throw new InvalidArgumentError('`subscriber` must be an ioredis Redis connection');
     }
@@ -73,6 +78,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       clientId: this.id,
       keyPrefix,
       watchdogTimeoutMs,
+      fairLockWaitTimeoutMs,
       redis,
       scripts,
       publish,
@@ -113,6 +119,15 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   /** A reentrant, non-fair lock. @throws InvalidArgumentError for an empty or non-string name. */
   getLock(name: string): RLock {
     return new ReentrantLock(this.#core, name);
+  }
+
+  /**
+   * A reentrant, fair lock: waiting calls get it in the order they first asked for it, across
+   * all clients and processes; a release wakes only the next in line.
+   * @throws InvalidArgumentError for an empty or non-string name.
+   */
+  getFairLock(name: string): RLock {
+    return new FairLock(this.#core, name);
   }
 
   /**

@@ -31,6 +31,7 @@ export interface LockCore {
   readonly clientId: string;
   readonly keyPrefix: string;
   readonly watchdogTimeoutMs: number;
+  readonly fairLockWaitTimeoutMs: number;
   readonly redis: RedisConnection;
   readonly scripts: LockScripts;
   readonly publish: PublishCommand;

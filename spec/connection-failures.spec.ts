@@ -66,7 +66,6 @@ describe('connection failures', () => {
       expect(await lock.tryLock(3_000, 2_000)).toBe(true);
       await lock.unlock();
     }
-    const admin = adminConnection();
     const contended = holder.getLock('again');
     await contended.lock(5_000);
     const waiting = clients[2]!.getLock('again').tryLock(3_000, 1_000);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { LockCore } from '../core.js';
 import { WATCHDOG_LEASE } from '../validate.js';
 import { acquireOnce, acquireWithin, type AttemptResult } from '../wait.js';
-import type { WaiterMode } from '../scripts/registry.js';
+import { WaiterMode } from '../scripts/registry.js';
 import { BaseLock } from './base-lock.js';
 
 /**
@@ -28,7 +28,7 @@ export class ReentrantLock extends BaseLock {
       return holderTtl === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: holderTtl };
     };
     const abandon = (): void => this.abandon(owner);
-    if (waitMs === 0) return acquireOnce({ attempt, signal, abandon });
+    if (waitMs === 0) return acquireOnce(() => attempt(WaiterMode.Single), { signal, abandon });
     return acquireWithin({
       attempt,
       abandon,

@@ -1,9 +1,15 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { LockKeys } from '../keys.js';
 import acquireLua from './acquire-2.lua';
+import fairAcquireLua from './fair-acquire-3.lua';
+import fairForceUnlockLua from './fair-force-unlock-4.lua';
+import fairLeaveLua from './fair-leave-4.lua';
+import fairQueueLua from './fair-queue.lua';
+import fairReleaseLua from './fair-release-4.lua';
 import forceUnlockLua from './force-unlock-3.lua';
 import passWakeLua from './pass-wake-3.lua';
 import releaseLua from './release-3.lua';
+import releaseHoldLua from './release-hold.lua';
 import renewManyLua from './renew-many.lua';
 import wakeOneLua from './wake-one.lua';
 
@@ -27,10 +33,14 @@ export type WaiterMode = (typeof WaiterMode)[keyof typeof WaiterMode];
 // Command names are versioned: two rlock versions sharing a connection must not swap scripts.
 const COMMANDS = {
   acquire: { name: 'rlockAcquireV1', numberOfKeys: 2, lua: acquireLua },
-  release: { name: 'rlockReleaseV1', numberOfKeys: 3, lua: wakeOneLua + releaseLua },
+  release: { name: 'rlockReleaseV1', numberOfKeys: 3, lua: wakeOneLua + releaseHoldLua + releaseLua },
   renewMany: { name: 'rlockRenewManyV1', numberOfKeys: undefined, lua: renewManyLua },
   forceUnlock: { name: 'rlockForceUnlockV1', numberOfKeys: 3, lua: wakeOneLua + forceUnlockLua },
   passWake: { name: 'rlockPassWakeV1', numberOfKeys: 3, lua: wakeOneLua + passWakeLua },
+  fairAcquire: { name: 'rlockFairAcquireV1', numberOfKeys: 3, lua: fairQueueLua + fairAcquireLua },
+  fairRelease: { name: 'rlockFairReleaseV1', numberOfKeys: 4, lua: fairQueueLua + releaseHoldLua + fairReleaseLua },
+  fairLeave: { name: 'rlockFairLeaveV1', numberOfKeys: 4, lua: fairQueueLua + fairLeaveLua },
+  fairForceUnlock: { name: 'rlockFairForceUnlockV1', numberOfKeys: 4, lua: fairQueueLua + fairForceUnlockLua },
 } as const;
 
 type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
@@ -103,4 +113,61 @@ export class LockScripts {
     const reply = await this.#call(COMMANDS.passWake.name)(keys.lock, keys.waiters, keys.wakePrefix, clientId, publish);
     return Number(reply) === 1;
   }
+
+  /**
+   * Fair lock: acquires (null), or queues / checks in `waiterId` ('' for a single attempt that
+   * never queues) and resolves with the latest time to ask again, ms.
+   */
+  async fairAcquire(
+    keys: LockKeys,
+    owner: string,
+    leaseMs: number,
+    waiterId: string,
+    waitTimeoutMs: number,
+  ): Promise<number | null> {
+    const reply = await this.#call(COMMANDS.fairAcquire.name)(
+      keys.lock,
+      keys.queue,
+      keys.queueTimeouts,
+      owner,
+      leaseMs,
+      waiterId,
+      waitTimeoutMs,
+    );
+    return reply === null ? null : Number(reply);
+  }
+
+  /** Fair lock: like {@link release}; a lock freed this way goes to the head of the queue. */
+  async fairRelease(
+    keys: LockKeys,
+    owner: string,
+    reExpireMs: number,
+    requestId: string,
+    publish: PublishCommand,
+  ): Promise<number> {
+    const reply = await this.#call(COMMANDS.fairRelease.name)(
+      ...fairKeys(keys),
+      owner,
+      reExpireMs,
+      requestId,
+      publish,
+    );
+    return Number(reply);
+  }
+
+  /** Fair lock: a waiting call gave up; true if it was still queued. */
+  async fairLeave(keys: LockKeys, waiterId: string, publish: PublishCommand): Promise<boolean> {
+    const reply = await this.#call(COMMANDS.fairLeave.name)(...fairKeys(keys), waiterId, publish);
+    return Number(reply) === 1;
+  }
+
+  async fairForceUnlock(keys: LockKeys, publish: PublishCommand): Promise<boolean> {
+    const reply = await this.#call(COMMANDS.fairForceUnlock.name)(...fairKeys(keys), publish);
+    return Number(reply) === 1;
+  }
+}
+
+/** The four keys of the fair scripts that may hand the lock on. */
+function fairKeys(keys: LockKeys): string[] {
+  return [keys.lock, keys.queue, keys.queueTimeouts, keys.turnPrefix];
 }
