@@ -57,8 +57,10 @@ export async function acquireInTurn(loop: TurnLoop): Promise<number | false> {
     while (!result.acquired) {
       const remaining = deadline - performance.now();
       if (remaining <= 0) return false;
-      await queue.sleep(waiterId, Math.min(result.recheckMs, loop.checkInMs, remaining), signal);
-      if (deadline <= performance.now()) return false;
+      const sleepMs = Math.min(result.recheckMs, loop.checkInMs, remaining);
+      const woke = await queue.sleep(waiterId, sleepMs, signal);
+      // Timers may fire a fraction of a ms early: a sleep to the deadline that ran out is the deadline.
+      if (deadline <= performance.now() || (woke === 'timeout' && sleepMs === remaining)) return false;
       result = await attempt();
       if (result === TIMED_OUT) return false;
     }
