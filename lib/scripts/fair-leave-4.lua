@@ -7,8 +7,10 @@
 -- ARGV[1] waiter id
 -- ARGV[2] publish command: 'publish' or 'spublish'
 -- Returns 1 when the waiter was queued, 0 when it was not (any more).
-if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return 0 end
+local rank = redis.call('ZRANK', KEYS[2], ARGV[1])
+if rank == false then return 0 end
+redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
--- It may have been told it was its turn and left without taking the lock: pass the turn on.
-if redis.call('EXISTS', KEYS[1]) == 0 then notify_head(KEYS[2], KEYS[3], KEYS[4], ARGV[2]) end
+-- A head leaving a free lock may have been told it was its turn: the turn passes on.
+if rank == 0 and redis.call('EXISTS', KEYS[1]) == 0 then notify_head(KEYS[2], KEYS[3], KEYS[4], ARGV[2]) end
 return 1
