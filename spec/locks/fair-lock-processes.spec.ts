@@ -67,7 +67,8 @@ describe('fair lock across processes', () => {
     await holder.lock();
     doomed.send('lock dead');
     await until(async () => (await queueLength(admin)) === 1);
-    const next = fx.client({ fairLockWaitTimeout: waitTimeout }).getFairLock('shared');
+    // The next waiter checks in only every 10 s: it must wake when the dead one's place runs out.
+    const next = fx.client({ fairLockWaitTimeout: 30_000 }).getFairLock('shared');
     const nextWaiting = next.tryLock(10_000);
     await until(async () => (await queueLength(admin)) === 2);
 
