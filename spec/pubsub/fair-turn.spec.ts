@@ -76,6 +76,37 @@ describe('fair lock: a release tells only the head', () => {
     expect(await admin.exists(`{turn:${name}}`, queue, lockKeys('turn', name).queueTimeouts)).toBe(0);
   });
 
+  it('with 10 waiters on one client, each turn wakes the one named, in queue order', async () => {
+    const name = `local-${(n += 1)}`;
+    const { queue } = lockKeys('turn', name);
+    const holder = client().getFairLock(name);
+    await holder.lock(60_000);
+    const locks = client();
+    const acquired: number[] = [];
+    const waiters: Promise<void>[] = [];
+    for (let i = 0; i < 10; i += 1) {
+      const lock = locks.getFairLock(name);
+      waiters.push(
+        (async () => {
+          await lock.lock(60_000);
+          acquired.push(i);
+          await sleep(1);
+          await lock.unlock();
+        })(),
+      );
+      await until(async () => (await admin.zcard(queue)) === i + 1);
+    }
+    await sleep(50);
+    const recorder = await CommandRecorder.start(server.url);
+    await holder.unlock();
+    await Promise.all(waiters);
+    await recorder.stop();
+    expect(acquired).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    // Per turn the head's attempt and its release, plus the holder's release: 10 + 10 + 1.
+    // Waking any other local waiter would add attempts (or stall until a check-in, 20 s away).
+    expect(recorder.names.map(scriptCall)).toEqual(Array.from({ length: 21 }, () => 'script'));
+  });
+
   it('an uncontended lock + unlock is exactly two commands', async () => {
     const lock = client().getFairLock(`solo-${(n += 1)}`);
     await lock.tryLock();
