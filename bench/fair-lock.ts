@@ -9,6 +9,7 @@
 import { Redis } from 'ioredis';
 import { LockClient } from '../lib/index.js';
 import { lockKeys } from '../lib/keys.js';
+import { SUBSCRIPTION_LINGER_MS } from '../lib/options.js';
 import { CommandRecorder } from '../spec/helpers/command-stats.js';
 import { spawnRedis } from '../tools/redis-server.js';
 
@@ -105,6 +106,8 @@ async function queueCost(length: number): Promise<void> {
   const filler = client({ fairLockWaitTimeout: 600_000 });
   const newcomer = client({ fairLockWaitTimeout: 600_000 }).getFairLock(name);
   for (const locks of clients) await warmUp(locks);
+  // The warm-up lock's subscriptions end after their linger: not inside a measurement.
+  await sleep(SUBSCRIPTION_LINGER_MS + 200);
   await holder.lock();
   let granted = 0;
   const enqueue = (): void => {
