@@ -1,9 +1,9 @@
 import type { FairWaiterQueue } from './pubsub/fair-waiter-queue.js';
-import { attemptWithin, raceDeadline, TIMED_OUT, type AttemptGuard } from './wait.js';
+import { attemptWithin, raceDeadline, TIMED_OUT, type Attempt, type AttemptGuard } from './wait.js';
 
 /** The answer to one attempt on a fair lock. */
 export type FairAttempt =
-  | { readonly acquired: true; readonly sentAt: number }
+  | (Attempt & { readonly acquired: true })
   | { readonly acquired: false; /** Ask again within this many ms at the latest. */ readonly recheckMs: number };
 
 export interface TurnLoop extends AttemptGuard {

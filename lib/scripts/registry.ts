@@ -137,7 +137,7 @@ export class LockScripts {
     return reply === null ? null : Number(reply);
   }
 
-  /** Fair lock: like {@link release}; a lock freed this way goes to the head of the queue. */
+  /** Fair lock: like {@link release}; when the lock is freed, the head of the queue is told it is its turn. */
   async fairRelease(
     keys: LockKeys,
     owner: string,
@@ -161,6 +161,7 @@ export class LockScripts {
     return Number(reply) === 1;
   }
 
+  /** Fair lock: deletes the lock whoever holds it, then tells the head; true if there was a lock. */
   async fairForceUnlock(keys: LockKeys, publish: PublishCommand): Promise<boolean> {
     const reply = await this.#call(COMMANDS.fairForceUnlock.name)(...fairKeys(keys), publish);
     return Number(reply) === 1;
