@@ -1,6 +1,7 @@
 // rlock demo: three "service instances" share one Redis and guard an inventory counter, a
-// nested checkout and a long job. Run: npm run demo  (Redis: REDIS_URL, 127.0.0.1:6379, or a
-// redis-server from PATH started on a free port).
+// nested checkout, a long job and a first-come-first-served export queue.
+// Run: npm run demo  (Redis: REDIS_URL, 127.0.0.1:6379, or a redis-server from PATH started on
+// a free port).
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { LockClient, type LockLostInfo } from 'rlock';
@@ -77,8 +78,23 @@ const info = await lost;
 console.log(`   lost: reason=${info.reason}, lease.signal.aborted=${lease.signal.aborted}`);
 await lease.release();
 
+// 5. Fair lock: six requests on three instances ask for it one after another while it is held;
+//    they get it in exactly that order, each woken only when it is its turn.
+const exportLock = instances[0]!.getFairLock('exports:customer-7');
+await exportLock.lock();
+const served: number[] = [];
+const requests: Promise<void>[] = [];
+for (let request = 0; request < 6; request += 1) {
+  requests.push(instances[(request * 2) % 3]!.getFairLock('exports:customer-7').withLock(() => void served.push(request)));
+  await sleep(50); // ask in a known order
+}
+await exportLock.unlock();
+await Promise.all(requests);
+console.log(`5. fair lock: requests served in the order ${served.join(', ')}`);
+
 await store.del(stockKey);
 for (const locks of [...instances, watched]) await locks.close();
 for (const redis of connections) redis.disconnect();
 await found.release();
-if (sold !== 10 || depth !== 2 || !got || info.reason !== 'deleted') process.exit(1);
+const inOrder = served.join() === '0,1,2,3,4,5';
+if (sold !== 10 || depth !== 2 || !got || info.reason !== 'deleted' || !inOrder) process.exit(1);

@@ -4,6 +4,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { runInNewContext } from './context.js';
 import type { LockClientEvents, LockCore } from './core.js';
 import { InvalidArgumentError, LockClientClosedError, LockLostError } from './errors.js';
+import { FairLock } from './locks/fair-lock.js';
 import { FencedLock } from './locks/fenced-lock.js';
 import { ReentrantLock } from './locks/lock.js';
 import { ReadWriteLock } from './locks/read-write-lock.js';
@@ -23,7 +24,7 @@ import {
 } from './validate.js';
 import { Watchdog } from './watchdog.js';
 
-const KNOWN_OPTIONS = new Set(['keyPrefix', 'watchdogTimeout', 'subscriber', 'syncReplicas', 'pubsub']);
+const KNOWN_OPTIONS = new Set(['keyPrefix', 'watchdogTimeout', 'fairLockWaitTimeout', 'subscriber', 'syncReplicas', 'pubsub']);
 
 function isConnection(value: unknown): value is RedisConnection {
   return typeof value === 'object' && value !== null && typeof (value as Redis).defineCommand === 'function';
@@ -70,6 +71,10 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     const keyPrefix = raw.keyPrefix === undefined ? DEFAULTS.keyPrefix : checkKeyPrefix(raw.keyPrefix);
     const watchdogTimeoutMs =
       raw.watchdogTimeout === undefined ? DEFAULTS.watchdogTimeout : checkPositiveDuration(raw.watchdogTimeout, 'watchdogTimeout');
+    const fairLockWaitTimeoutMs =
+      raw.fairLockWaitTimeout === undefined
+        ? DEFAULTS.fairLockWaitTimeout
+        : checkPositiveDuration(raw.fairLockWaitTimeout, 'fairLockWaitTimeout');
     if (raw.subscriber !== undefined && !isConnection(raw.subscriber)) {
       throw new InvalidArgumentError('`subscriber` must be an ioredis Redis (or Cluster) connection');
     }
@@ -92,6 +97,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       clientId: this.id,
       keyPrefix,
       watchdogTimeoutMs,
+      fairLockWaitTimeoutMs,
       redis,
       scripts,
       syncReplicas,
@@ -193,6 +199,15 @@ export class LockClient extends EventEmitter<LockClientEvents> {
    */
   getFencedLock(name: string): RFencedLock {
     return new FencedLock(this.#core, name);
+  }
+
+  /**
+   * A reentrant, fair lock: waiting calls get it in the order they first asked for it, across
+   * all clients and processes; a release wakes only the next in line.
+   * @throws InvalidArgumentError for an empty or non-string name.
+   */
+  getFairLock(name: string): RLock {
+    return new FairLock(this.#core, name);
   }
 
   /**

@@ -32,6 +32,7 @@ export interface LockCore {
   readonly clientId: string;
   readonly keyPrefix: string;
   readonly watchdogTimeoutMs: number;
+  readonly fairLockWaitTimeoutMs: number;
   readonly redis: RedisConnection;
   readonly scripts: LockScripts;
   /** How scripts publish wake-up notices (known once `ready()` resolved). */

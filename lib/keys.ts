@@ -13,6 +13,12 @@ export interface LockKeys {
   readonly waiters: string;
   /** Wake-up channel of one client: this prefix + the client id. */
   readonly wakePrefix: string;
+  /** Fair lock: sorted set of waiting calls (waiter ids) → ticket, in arrival order. */
+  readonly queue: string;
+  /** Fair lock: sorted set of waiting calls → server time (ms) when they lose their place. */
+  readonly queueTimeouts: string;
+  /** Fair lock: "your turn" channel of one client: this prefix + the client id. */
+  readonly turnPrefix: string;
 }
 
 export function lockKeys(keyPrefix: string, name: string): LockKeys {
@@ -22,6 +28,9 @@ export function lockKeys(keyPrefix: string, name: string): LockKeys {
     lock: base,
     waiters: `${base}:waiters`,
     wakePrefix: `${base}:wake:`,
+    queue: `${base}:queue`,
+    queueTimeouts: `${base}:timeouts`,
+    turnPrefix: `${base}:turn:`,
   };
 }
 

@@ -24,6 +24,13 @@ export interface LockClientOptions {
    */
   watchdogTimeout?: number;
   /**
+   * How long a waiter of a fair lock keeps its place in the queue without checking in, ms. A
+   * waiting call checks in every third of this; a waiter whose client died is dropped this long
+   * after its last check-in, and the next one gets its turn.
+   * @default 5000
+   */
+  fairLockWaitTimeout?: number;
+  /**
    * Connection used for pub/sub wake-up notices. rlock does not close a connection you pass.
    * @default a duplicate of the main connection, closed by `close()`
    */
@@ -47,6 +54,7 @@ export interface LockClientOptions {
 export const DEFAULTS = {
   keyPrefix: 'rlock',
   watchdogTimeout: 30_000,
+  fairLockWaitTimeout: 5_000,
 } as const;
 
 /** How long a lock's wake-up subscription is kept after its last local waiter left, ms. */

@@ -53,28 +53,35 @@ export interface Acquired {
   readonly token?: number;
 }
 
-/** The answer to one acquisition attempt. */
+/** What every acquisition attempt answers at least. */
+export type Attempt = Acquired | { readonly acquired: false };
+
+/** The answer to one attempt on a non-fair lock. */
 export type AttemptResult =
   | Acquired
   | { readonly acquired: false; /** How long the holder blocks us at most, ms (-1: its key has no TTL). */ readonly ttlMs: number };
 
-export interface AcquireLoop {
+/** What abandons an attempt: the deadline, the signal, and how to undo a late acquisition. */
+export interface AttemptGuard {
+  readonly signal: AbortSignal | undefined;
+  /** An attempt we stopped waiting for (deadline, abort) acquired after all: undo it. */
+  abandon(): void;
+}
+
+export interface AcquireLoop extends AttemptGuard {
   /** One attempt; `mode` tells Redis whether this client keeps other waiters on the lock. */
   attempt(mode: WaiterMode): Promise<AttemptResult>;
   /** This client's local waiters on the lock: the queue if there is one, or a new one. */
   readonly waiters: { peek(): WaiterQueue | undefined; get(): WaiterQueue };
   /** performance.now() ms after which to give up; Infinity for no limit. */
   readonly deadline: number;
-  readonly signal: AbortSignal | undefined;
   /** How long to sleep when the holder's key has no TTL, ms. */
   readonly noTtlSleepMs: number;
-  /** An attempt we stopped waiting for (deadline, abort) acquired after all: undo it. */
-  abandon(): void;
 }
 
 /** One attempt, no waiting; an attempt that succeeds after an abort is undone. */
-export async function acquireOnce(loop: Pick<AcquireLoop, 'attempt' | 'signal' | 'abandon'>): Promise<Acquired | false> {
-  const result = await attemptWithin(loop, WaiterMode.Single, Infinity);
+export async function acquireOnce(attempt: () => Promise<Attempt>, guard: AttemptGuard): Promise<Acquired | false> {
+  const result = await attemptWithin(attempt, guard, Infinity);
   return result !== TIMED_OUT && result.acquired ? result : false;
 }
 
@@ -96,7 +103,9 @@ export async function acquireWithin(loop: AcquireLoop): Promise<Acquired | false
   queue?.enter();
   let acquired = false;
   try {
-    let result = await attemptWithin(loop, modeFor(queue), deadline);
+    const attempt = (): Promise<AttemptResult | typeof TIMED_OUT> =>
+      attemptWithin(() => loop.attempt(modeFor(queue)), loop, deadline);
+    let result = await attempt();
     if (result === TIMED_OUT) return false;
     if (!result.acquired && !queue) {
       queue = loop.waiters.get();
@@ -106,7 +115,7 @@ export async function acquireWithin(loop: AcquireLoop): Promise<Acquired | false
     // again: a release published in between would have found no one listening.
     if (!result.acquired && queue && !wasSubscribed) {
       if ((await raceDeadline(queue.subscribe(), deadline, signal)) === TIMED_OUT) return false;
-      result = await attemptWithin(loop, modeFor(queue), deadline);
+      result = await attempt();
       if (result === TIMED_OUT) return false;
     }
     while (!result.acquired && queue) {
@@ -119,7 +128,7 @@ export async function acquireWithin(loop: AcquireLoop): Promise<Acquired | false
         if (woke === 'notice') queue.notify();
         return false;
       }
-      result = await attemptWithin(loop, modeFor(queue), deadline);
+      result = await attempt();
       if (result === TIMED_OUT) return false;
     }
     acquired = result.acquired;
@@ -129,22 +138,26 @@ export async function acquireWithin(loop: AcquireLoop): Promise<Acquired | false
   }
 }
 
-async function attemptWithin(
-  loop: Pick<AcquireLoop, 'attempt' | 'signal' | 'abandon'>,
-  mode: WaiterMode,
+/**
+ * Sends one attempt and waits for its answer until `deadline` (performance.now() ms) or an abort.
+ * An attempt given up on that acquires after all is undone with `guard.abandon()`.
+ */
+export async function attemptWithin<R extends Attempt>(
+  attempt: () => Promise<R>,
+  guard: AttemptGuard,
   deadline: number,
-): Promise<AttemptResult | typeof TIMED_OUT> {
-  const pending = loop.attempt(mode);
+): Promise<R | typeof TIMED_OUT> {
+  const pending = attempt();
   const undoIfAcquired = (): void => {
     pending.then(
       (late) => {
-        if (late.acquired) loop.abandon();
+        if (late.acquired) guard.abandon();
       },
       () => undefined,
     );
   };
   try {
-    const result = await raceDeadline(pending, deadline, loop.signal);
+    const result = await raceDeadline(pending, deadline, guard.signal);
     if (result === TIMED_OUT) undoIfAcquired();
     return result;
   } catch (error) {

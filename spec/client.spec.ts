@@ -98,7 +98,8 @@ describe('LockClient', () => {
       await holder.release();
       expect(await waiting).toBe(true);
       const keys = lockKeys(fx.prefix, name);
-      const slots = new Set([keys.lock, keys.waiters, `${keys.wakePrefix}${locks.id}`].map(slot));
+      const fairKeys = [keys.queue, keys.queueTimeouts, `${keys.turnPrefix}${locks.id}`];
+      const slots = new Set([keys.lock, keys.waiters, `${keys.wakePrefix}${locks.id}`, ...fairKeys].map(slot));
       expect(slots.size).toBe(1);
       expect(lockKeys(fx.prefix, `${name}!`).lock).not.toBe(keys.lock);
     },

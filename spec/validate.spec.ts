@@ -18,10 +18,12 @@ describe('bad input → InvalidArgumentError before anything reaches Redis', () 
     return conn;
   };
   const lockOf = (): RLock => new LockClient(lazy(), { subscriber: lazy() }).getLock('ok');
+  const fairLockOf = (): RLock => new LockClient(lazy(), { subscriber: lazy() }).getFairLock('ok');
 
   it.each([[''], [42], [null], [undefined], [{}], [['a']]])('lock name %j', (name) => {
     const locks = new LockClient(lazy(), { subscriber: lazy() });
     expect(() => locks.getLock(name as string)).toThrow(InvalidArgumentError);
+    expect(() => locks.getFairLock(name as string)).toThrow(InvalidArgumentError);
     expect(() => locks.getReadWriteLock(name as string)).toThrow(/`name`/);
     expect(() => locks.getFencedLock(name as string)).toThrow(InvalidArgumentError);
   });
@@ -32,6 +34,7 @@ describe('bad input → InvalidArgumentError before anything reaches Redis', () 
     ['readLock', () => new LockClient(lazy(), { subscriber: lazy() }).getReadWriteLock('ok').readLock()],
     ['writeLock', () => new LockClient(lazy(), { subscriber: lazy() }).getReadWriteLock('ok').writeLock()],
     ['getFencedLock', () => new LockClient(lazy(), { subscriber: lazy() }).getFencedLock('ok')],
+    ['getFairLock', () => new LockClient(lazy(), { subscriber: lazy() }).getFairLock('ok')],
     ['MultiLock', () => {
       const locks = new LockClient(lazy(), { subscriber: lazy() });
       return new MultiLock(locks.getLock('a'), locks.getReadWriteLock('b').readLock());
@@ -93,6 +96,7 @@ describe('bad input → InvalidArgumentError before anything reaches Redis', () 
     await expect(lock.tryLock({ waitTime: wait as number })).rejects.toThrow(/`waitTime`/);
     await expect(lock.acquire({ waitTime: wait as number })).rejects.toThrow(InvalidArgumentError);
     await expect(lock.withLock(() => 1, { waitTime: wait as number })).rejects.toThrow(InvalidArgumentError);
+    await expect(fairLockOf().tryLock({ waitTime: wait as number })).rejects.toThrow(/`waitTime`/);
   });
 
   it.each([...badTimes.filter((t) => t !== -1), 0, -2])('leaseTime %s', async (lease) => {
@@ -100,6 +104,7 @@ describe('bad input → InvalidArgumentError before anything reaches Redis', () 
     await expect(lock.lock(lease as number)).rejects.toThrow(/`leaseTime`/);
     await expect(lock.tryLock(0, lease as number)).rejects.toThrow(InvalidArgumentError);
     await expect(lock.acquire({ leaseTime: lease as number })).rejects.toThrow(InvalidArgumentError);
+    await expect(fairLockOf().lock(lease as number)).rejects.toThrow(/`leaseTime`/);
   });
 
   it('signal, fn and options of the wrong type', async () => {
@@ -118,6 +123,10 @@ describe('bad input → InvalidArgumentError before anything reaches Redis', () 
     expect(make({ watchdogTimeout: 0 })).toThrow(/`watchdogTimeout`/);
     expect(make({ watchdogTimeout: -5 })).toThrow(InvalidArgumentError);
     expect(make({ watchdogTimeout: Number.NaN })).toThrow(InvalidArgumentError);
+    expect(make({ fairLockWaitTimeout: 0 })).toThrow(/`fairLockWaitTimeout`/);
+    expect(make({ fairLockWaitTimeout: -1 })).toThrow(/`fairLockWaitTimeout`/);
+    expect(make({ fairLockWaitTimeout: Number.POSITIVE_INFINITY })).toThrow(InvalidArgumentError);
+    expect(make({ fairLockWaitTimeout: '5000' })).toThrow(/`fairLockWaitTimeout`/);
     expect(make({ subscriber: {} })).toThrow(/`subscriber`/);
     expect(make({ watchdogTimout: 100 })).toThrow(/unknown option `watchdogTimout`/);
     expect(make({ syncReplicas: 1 })).toThrow(/`syncReplicas`/);

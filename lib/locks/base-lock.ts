@@ -4,7 +4,7 @@ import type { LockCore } from '../core.js';
 import { LockAcquireTimeoutError, LockLostError, LockNotHeldError, LockReplicationError, ScriptStatus } from '../errors.js';
 import { lockKeys, type LockKeys, type WaitTarget } from '../keys.js';
 import { Lease } from '../lease.js';
-import type { RedisConnection, WaiterMode } from '../scripts/registry.js';
+import { WaiterMode, type RedisConnection } from '../scripts/registry.js';
 import {
   checkFunction,
   checkLockArgs,
@@ -82,7 +82,7 @@ export abstract class BaseLock implements RLock {
   ): Promise<Acquired | false> {
     const { core } = this;
     const abandon = (): void => this.abandon(owner);
-    if (waitMs === 0) return acquireOnce({ attempt, signal, abandon });
+    if (waitMs === 0) return acquireOnce(() => attempt(WaiterMode.Single), { signal, abandon });
     return acquireWithin({
       attempt,
       abandon,
@@ -110,7 +110,7 @@ export abstract class BaseLock implements RLock {
   }
 
   async unlock(): Promise<void> {
-    await this.#open();
+    await this.open();
     const context = currentContext();
     if (context) {
       await this.#release(ownerId(this.core.clientId, context.id));
@@ -131,12 +131,12 @@ export abstract class BaseLock implements RLock {
   }
 
   async forceUnlock(): Promise<boolean> {
-    await this.#open();
+    await this.open();
     return this.core.scripts.forceUnlock(this.keys, this.core.publish);
   }
 
   async isLocked(): Promise<boolean> {
-    await this.#open();
+    await this.open();
     return (await this.core.redis.exists(this.keys.lock)) === 1;
   }
 
@@ -145,20 +145,20 @@ export abstract class BaseLock implements RLock {
   }
 
   async getHoldCount(): Promise<number> {
-    await this.#open();
+    await this.open();
     const owner = this.currentOwner();
     if (owner === undefined) return 0;
     return Number((await this.core.redis.hget(this.keys.lock, owner)) ?? 0);
   }
 
   async remainTimeToLive(): Promise<number> {
-    await this.#open();
+    await this.open();
     return this.core.redis.pttl(this.keys.lock);
   }
 
   async acquire(options?: LockWaitOptions): Promise<Lease> {
     const { waitMs, leaseMs, signal } = checkWaitOptions(options, this.name);
-    await this.#open();
+    await this.open();
     const owner = this.#acquiringOwner();
     const acquired = await this.#acquire(owner, waitMs, leaseMs, signal);
     if (acquired === false) {
@@ -212,7 +212,7 @@ export abstract class BaseLock implements RLock {
 
   /** Acquires for the current owner (the context's, or a fresh one); false when the wait ran out. */
   protected async take(waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
-    await this.#open();
+    await this.open();
     return this.#acquire(this.#acquiringOwner(), waitMs, leaseMs, signal);
   }
 
@@ -267,7 +267,7 @@ export abstract class BaseLock implements RLock {
   }
 
   /** Throws once the client is closed; waits until the client knows its topology. */
-  async #open(): Promise<void> {
+  protected async open(): Promise<void> {
     this.core.assertOpen();
     await this.core.ready();
   }

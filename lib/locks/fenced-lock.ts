@@ -38,7 +38,7 @@ export class FencedLock extends BaseLock implements RFencedLock {
   }
 
   async getToken(): Promise<number | null> {
-    this.core.assertOpen();
+    await this.open();
     const token = await this.core.redis.hget(this.#keys.lock, 'token');
     return token === null ? null : Number(token);
   }

@@ -46,7 +46,7 @@ export abstract class ReadWriteSide extends BaseLock {
 
   /** Deletes the lock if it is held in this side's mode (a writer's own read holds go with it). */
   override async forceUnlock(): Promise<boolean> {
-    this.core.assertOpen();
+    await this.open();
     return this.core.scripts.readWriteForceUnlock(this.rwKeys, this.#mode, this.core.publish);
   }
 
@@ -65,7 +65,7 @@ export abstract class ReadWriteSide extends BaseLock {
   }
 
   async #view(): Promise<{ holdCount: number; locked: boolean; ttlMs: number }> {
-    this.core.assertOpen();
+    await this.open();
     // With no current owner (outside a context, no unscoped hold) the counts are 0, and the
     // rest still describes the lock.
     const state = await this.core.scripts.readWriteState(this.rwKeys, this.currentOwner() ?? '');

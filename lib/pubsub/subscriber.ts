@@ -3,8 +3,8 @@ import type { PubSubMode } from '../topology.js';
 
 /** What a subscribed channel is told. */
 export interface NoticeListener {
-  /** A wake-up notice arrived on the channel. */
-  notify(): void;
+  /** A wake-up notice arrived on the channel; `message` is what was published. */
+  notify(message: string): void;
   /** The connection came back: notices may have been missed while it was down. */
   resync(): void;
 }
@@ -43,8 +43,8 @@ export class NoticeSubscriber {
     if (owned) conn.on('error', this.#onError);
   }
 
-  readonly #onMessage = (channel: string): void => {
-    this.#listeners.get(channel)?.notify();
+  readonly #onMessage = (channel: string, message: string): void => {
+    this.#listeners.get(channel)?.notify(message);
   };
 
   readonly #onReady = (): void => {

@@ -1,6 +1,8 @@
-import type { WaitTarget } from '../keys.js';
+import type { LockKeys, WaitTarget } from '../keys.js';
 import type { LockScripts, PublishCommand } from '../scripts/registry.js';
+import { FairWaiterQueue } from './fair-waiter-queue.js';
 import type { NoticeSubscriber } from './subscriber.js';
+import type { WakeChannel, WakeChannelHooks } from './wake-channel.js';
 import { WaiterQueue } from './waiter-queue.js';
 
 export interface WaiterQueuesConfig {
@@ -16,12 +18,14 @@ export interface WaiterQueuesConfig {
 }
 
 /**
- * One {@link WaiterQueue} per lock this client waits on (per side, for a read-write lock), each
- * with its own wake-up channel.
+ * This client's wake-up channels, one per lock it waits on: a {@link WaiterQueue} per non-fair
+ * lock (per side, for a read-write lock), a {@link FairWaiterQueue} per fair lock (on a channel
+ * of its own).
  */
 export class WaiterQueues {
   readonly #config: WaiterQueuesConfig;
   readonly #queues = new Map<string, WaiterQueue>();
+  readonly #fairQueues = new Map<string, FairWaiterQueue>();
 
   constructor(config: WaiterQueuesConfig) {
     this.#config = config;
@@ -29,44 +33,67 @@ export class WaiterQueues {
 
   /** The number of locks this client has a wake-up subscription for. */
   get size(): number {
-    return this.#queues.size;
+    return this.#queues.size + this.#fairQueues.size;
   }
 
   /** The queue of a lock this client already waits on (or recently did), if any. */
   peek(target: WaitTarget): WaiterQueue | undefined {
-    return this.#queues.get(this.#channel(target));
+    return this.#queues.get(this.#channel(target.wakePrefix));
   }
 
   /** The queue of a lock, created on first need. */
   get(target: WaitTarget): WaiterQueue {
-    const { clientId, subscriber, scripts, publish, lingerMs, onError } = this.#config;
-    const channel = this.#channel(target);
-    const existing = this.#queues.get(channel);
-    if (existing) return existing;
-    const queue: WaiterQueue = new WaiterQueue(
-      {
-        subscribe: () =>
-          subscriber.subscribe(channel, { notify: () => queue.notify(), resync: () => queue.resync() }),
-        unsubscribe: () => void subscriber.unsubscribe(channel).catch(onError),
-        passWake: () => void scripts.passWake(target, clientId, publish()).catch(onError),
-        leaveWaiterSet: () => void scripts.leaveWaiterSet(target, clientId).catch(onError),
-        dropped: () => {
-          if (this.#queues.get(channel) === queue) this.#queues.delete(channel);
-        },
-      },
-      lingerMs,
-      target.wakeAll,
+    const { clientId, scripts, publish, onError } = this.#config;
+    return this.#getOrCreate(
+      this.#queues,
+      target.wakePrefix,
+      (hooks) =>
+        new WaiterQueue(
+          {
+            ...hooks,
+            passWake: () => void scripts.passWake(target, clientId, publish()).catch(onError),
+            leaveWaiterSet: () => void scripts.leaveWaiterSet(target, clientId).catch(onError),
+          },
+          this.#config.lingerMs,
+          target.wakeAll,
+        ),
     );
-    this.#queues.set(channel, queue);
-    return queue;
   }
 
-  #channel(target: WaitTarget): string {
-    return this.#config.connectionKeyPrefix + target.wakePrefix + this.#config.clientId;
+  /** The fair queue of a lock this client already waits on (or recently did), if any. */
+  peekFair(keys: LockKeys): FairWaiterQueue | undefined {
+    return this.#fairQueues.get(this.#channel(keys.turnPrefix));
+  }
+
+  /** The fair queue of a lock, created on first need. */
+  getFair(keys: LockKeys): FairWaiterQueue {
+    return this.#getOrCreate(this.#fairQueues, keys.turnPrefix, (hooks) => new FairWaiterQueue(hooks, this.#config.lingerMs));
   }
 
   close(error: Error): void {
-    for (const queue of this.#queues.values()) queue.close(error);
-    this.#queues.clear();
+    for (const queues of [this.#queues, this.#fairQueues]) {
+      for (const queue of queues.values()) queue.close(error);
+      queues.clear();
+    }
+  }
+
+  #channel(prefix: string): string {
+    return this.#config.connectionKeyPrefix + prefix + this.#config.clientId;
+  }
+
+  #getOrCreate<Q extends WakeChannel>(queues: Map<string, Q>, prefix: string, create: (hooks: WakeChannelHooks) => Q): Q {
+    const { subscriber, onError } = this.#config;
+    const channel = this.#channel(prefix);
+    const existing = queues.get(channel);
+    if (existing) return existing;
+    const queue: Q = create({
+      subscribe: () => subscriber.subscribe(channel, queue),
+      unsubscribe: () => void subscriber.unsubscribe(channel).catch(onError),
+      dropped: () => {
+        if (queues.get(channel) === queue) queues.delete(channel);
+      },
+    });
+    queues.set(channel, queue);
+    return queue;
   }
 }

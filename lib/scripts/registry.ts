@@ -1,6 +1,11 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { FencedLockKeys, LockKeys, ReadWriteKeys, WaitTarget } from '../keys.js';
 import acquireLua from './acquire-2.lua';
+import fairAcquireLua from './fair-acquire-3.lua';
+import fairForceUnlockLua from './fair-force-unlock-4.lua';
+import fairLeaveLua from './fair-leave-4.lua';
+import fairQueueLua from './fair-queue.lua';
+import fairReleaseLua from './fair-release-4.lua';
 import fencedAcquireLua from './fenced-acquire-3.lua';
 import forceUnlockLua from './force-unlock-3.lua';
 import passWakeLua from './pass-wake-4.lua';
@@ -11,6 +16,7 @@ import readWriteHoldsLua from './read-write-holds.lua';
 import readWriteStateLua from './read-write-state-2.lua';
 import releaseLogLua from './release-log.lua';
 import releaseLua from './release-3.lua';
+import releaseHoldLua from './release-hold.lua';
 import renewManyLua from './renew-many.lua';
 import renewReadWriteManyLua from './renew-read-write-many.lua';
 import serverTimeLua from './server-time.lua';
@@ -65,7 +71,7 @@ const CROSS_SLOT = '#!lua flags=allow-cross-slot-keys\n';
 // Shared Lua functions are prepended to the scripts that call them.
 const COMMANDS = {
   acquire: { name: 'rlockAcquireV1', numberOfKeys: 2, lua: serverTimeLua + waiterSetLua + acquireLua },
-  release: { name: 'rlockReleaseV1', numberOfKeys: 3, lua: releaseLogLua + wakeOneLua + releaseLua },
+  release: { name: 'rlockReleaseV1', numberOfKeys: 3, lua: releaseLogLua + releaseHoldLua + wakeOneLua + releaseLua },
   renewMany: { name: 'rlockRenewManyV1', numberOfKeys: undefined, lua: renewManyLua },
   forceUnlock: { name: 'rlockForceUnlockV1', numberOfKeys: 3, lua: wakeOneLua + forceUnlockLua },
   passWake: { name: 'rlockPassWakeV1', numberOfKeys: 4, lua: wakeOneLua + passWakeLua },
@@ -92,6 +98,10 @@ const COMMANDS = {
     lua: CROSS_SLOT + rwPrelude + renewReadWriteManyLua,
   },
   readWriteState: { name: 'rlockReadWriteStateV1', numberOfKeys: 2, lua: serverTimeLua + readWriteStateLua },
+  fairAcquire: { name: 'rlockFairAcquireV1', numberOfKeys: 3, lua: serverTimeLua + fairQueueLua + fairAcquireLua },
+  fairRelease: { name: 'rlockFairReleaseV1', numberOfKeys: 4, lua: serverTimeLua + fairQueueLua + releaseLogLua + releaseHoldLua + fairReleaseLua },
+  fairLeave: { name: 'rlockFairLeaveV1', numberOfKeys: 4, lua: serverTimeLua + fairQueueLua + fairLeaveLua },
+  fairForceUnlock: { name: 'rlockFairForceUnlockV1', numberOfKeys: 4, lua: serverTimeLua + fairQueueLua + fairForceUnlockLua },
 } as const;
 
 type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
@@ -292,6 +302,64 @@ export class LockScripts {
     const reply = await this.#call(COMMANDS.passWake.name)(lock, waiters, handOnWaiters, handOnWakePrefix, clientId, publish);
     return Number(reply) === 1;
   }
+
+  /**
+   * Fair lock: acquires (null), or queues / checks in `waiterId` ('' for a single attempt that
+   * never queues) and resolves with the latest time to ask again, ms.
+   */
+  async fairAcquire(
+    keys: LockKeys,
+    owner: string,
+    leaseMs: number,
+    waiterId: string,
+    waitTimeoutMs: number,
+  ): Promise<number | null> {
+    const reply = await this.#call(COMMANDS.fairAcquire.name)(
+      keys.lock,
+      keys.queue,
+      keys.queueTimeouts,
+      owner,
+      leaseMs,
+      waiterId,
+      waitTimeoutMs,
+    );
+    return reply === null ? null : Number(reply);
+  }
+
+  /** Fair lock: like {@link release}; when the lock is freed, the head of the queue is told it is its turn. */
+  async fairRelease(
+    keys: LockKeys,
+    owner: string,
+    reExpireMs: number,
+    requestId: string,
+    publish: PublishCommand,
+  ): Promise<number> {
+    const reply = await this.#call(COMMANDS.fairRelease.name)(
+      ...fairKeys(keys),
+      owner,
+      reExpireMs,
+      requestId,
+      publish,
+    );
+    return Number(reply);
+  }
+
+  /** Fair lock: a waiting call gave up; true if it was still queued. */
+  async fairLeave(keys: LockKeys, waiterId: string, publish: PublishCommand): Promise<boolean> {
+    const reply = await this.#call(COMMANDS.fairLeave.name)(...fairKeys(keys), waiterId, publish);
+    return Number(reply) === 1;
+  }
+
+  /** Fair lock: deletes the lock whoever holds it, then tells the head; true if there was a lock. */
+  async fairForceUnlock(keys: LockKeys, publish: PublishCommand): Promise<boolean> {
+    const reply = await this.#call(COMMANDS.fairForceUnlock.name)(...fairKeys(keys), publish);
+    return Number(reply) === 1;
+  }
+}
+
+/** The four keys of the fair scripts that may hand the lock on. */
+function fairKeys(keys: LockKeys): string[] {
+  return [keys.lock, keys.queue, keys.queueTimeouts, keys.turnPrefix];
 }
 
 /** KEYS of the read-write scripts that may wake both readers and writers. */

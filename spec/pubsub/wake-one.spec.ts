@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockClient } from '../../lib/index.js';
 import { CommandRecorder } from '../helpers/command-stats.js';
-import { sleep } from '../helpers/fixtures.js';
+import { sleep, until } from '../helpers/fixtures.js';
 import { spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
 
 // ioredis sends a script's first call on a connection as EVAL, later ones as EVALSHA.
@@ -33,15 +33,6 @@ describe('wake-up: one waiter per release, no herd', () => {
       redis.disconnect();
     });
     return locks;
-  };
-
-  /** Waits (bounded) until `check` holds. */
-  const until = async (check: () => Promise<boolean> | boolean, timeoutMs = 5_000): Promise<void> => {
-    const deadline = performance.now() + timeoutMs;
-    while (!(await check())) {
-      if (performance.now() > deadline) throw new Error('condition not met in time');
-      await sleep(5);
-    }
   };
 
   const waitersOf = (name: string): Promise<number> => admin.zcard(`{wake:${name}}:waiters`);

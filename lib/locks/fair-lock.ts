@@ -1,0 +1,60 @@
+import type { LockCore } from '../core.js';
+import { acquireInTurn, type FairAttempt } from '../fair-wait.js';
+import { acquireOnce, type Acquired } from '../wait.js';
+import { BaseLock } from './base-lock.js';
+import { newRequestId } from './request-id.js';
+
+/** Numbers the waiting calls of this process; with the client id they name a waiter everywhere. */
+let lastWaiter = 0;
+
+/**
+ * The reentrant fair lock: the same hash as the non-fair lock, plus a queue of waiting calls
+ * in Redis (see fair-queue.lua). Waiting calls get the lock in the order they first asked for
+ * it, across all clients; a release tells only the head of the queue.
+ */
+export class FairLock extends BaseLock {
+  constructor(core: LockCore, name: unknown) {
+    super(core, name, 'fair-lock');
+  }
+
+  override async forceUnlock(): Promise<boolean> {
+    await this.open();
+    return this.core.scripts.fairForceUnlock(this.keys, this.core.publish);
+  }
+
+  protected override acquireFor(
+    owner: string,
+    waitMs: number | undefined,
+    leaseMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<Acquired | false> {
+    const { core, keys } = this;
+    const ttlMs = this.ttlFor(leaseMs);
+    const waitTimeoutMs = core.fairLockWaitTimeoutMs;
+    const attempt = async (waiterId: string): Promise<FairAttempt> => {
+      const sentAt = performance.now();
+      const recheckMs = await core.scripts.fairAcquire(keys, owner, ttlMs, waiterId, waitTimeoutMs);
+      return recheckMs === null ? { acquired: true, sentAt } : { acquired: false, recheckMs };
+    };
+    const abandon = (): void => this.abandon(owner);
+    if (waitMs === 0) return acquireOnce(() => attempt(''), { signal, abandon });
+    lastWaiter += 1;
+    const waiterId = `${core.clientId}|${lastWaiter.toString(36)}`;
+    return acquireInTurn({
+      waiterId,
+      attempt: () => attempt(waiterId),
+      abandon,
+      leave: () => void core.scripts.fairLeave(keys, waiterId, core.publish).catch((error: unknown) => core.events.emit('error', error)),
+      signal,
+      waiters: { peek: () => core.waiters.peekFair(keys), get: () => core.waiters.getFair(keys) },
+      deadline: waitMs === undefined ? Infinity : performance.now() + waitMs,
+      // A third of the timeout: a waiter keeps its place through two missed check-ins.
+      checkInMs: waitTimeoutMs / 3,
+    });
+  }
+
+  protected override releaseFor(owner: string, reExpireMs: number): Promise<number> {
+    const { core } = this;
+    return core.scripts.fairRelease(this.keys, owner, reExpireMs, newRequestId(), core.publish);
+  }
+}
