@@ -85,8 +85,15 @@ export async function acquireOnce(attempt: () => Promise<Attempt>, guard: Attemp
   return result !== TIMED_OUT && result.acquired ? result : false;
 }
 
-const modeFor = (queue: WaiterQueue | undefined): WaiterMode =>
-  queue?.othersWaiting ? WaiterMode.Shared : WaiterMode.Alone;
+/** The waiter mode of an attempt; `woken`: a wake-up notice prompted it (see waiter-set.lua). */
+const modeFor = (queue: WaiterQueue | undefined, woken = false): WaiterMode =>
+  queue?.othersWaiting
+    ? woken
+      ? WaiterMode.SharedWoken
+      : WaiterMode.Shared
+    : woken
+      ? WaiterMode.AloneWoken
+      : WaiterMode.Alone;
 
 /**
  * Acquires, waiting until `deadline`: subscribe, ask again (a release may have been published
@@ -103,8 +110,8 @@ export async function acquireWithin(loop: AcquireLoop): Promise<Acquired | false
   queue?.enter();
   let acquired = false;
   try {
-    const attempt = (): Promise<AttemptResult | typeof TIMED_OUT> =>
-      attemptWithin(() => loop.attempt(modeFor(queue)), loop, deadline);
+    const attempt = (woken = false): Promise<AttemptResult | typeof TIMED_OUT> =>
+      attemptWithin(() => loop.attempt(modeFor(queue, woken)), loop, deadline);
     let result = await attempt();
     if (result === TIMED_OUT) return false;
     if (!result.acquired && !queue) {
@@ -128,7 +135,7 @@ export async function acquireWithin(loop: AcquireLoop): Promise<Acquired | false
         if (woke === 'notice') queue.notify();
         return false;
       }
-      result = await attempt();
+      result = await attempt(woke === 'notice');
       if (result === TIMED_OUT) return false;
     }
     acquired = result.acquired;

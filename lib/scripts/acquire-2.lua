@@ -7,7 +7,8 @@
 -- ARGV[3] client id
 -- ARGV[4] waiter mode: '0' single attempt (no waiter bookkeeping);
 --         '1' waiting, and other local waiters of this client wait too;
---         '2' waiting, and this is the client's only local waiter
+--         '2' waiting, and this is the client's only local waiter;
+--         '3'/'4' as '1'/'2', for the attempt a wake-up prompted (waiter-set.lua)
 -- Returns nil when acquired or re-entered; otherwise the holder's PTTL in ms
 -- (-1 when the key has no TTL), which bounds the caller's sleep.
 local ttl = redis.call('PTTL', KEYS[1])
@@ -19,5 +20,5 @@ if ttl == -2 or redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   return nil
 end
 
-if ARGV[4] ~= '0' then register_waiter(KEYS[2], ARGV[3], ttl > 0 and ttl or tonumber(ARGV[2])) end
+if ARGV[4] ~= '0' then register_waiter(KEYS[2], ARGV[3], ttl > 0 and ttl or tonumber(ARGV[2]), ARGV[4]) end
 return ttl

@@ -25,5 +25,5 @@ if ttl == -2 or redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   return { tonumber(token) }
 end
 
-if ARGV[4] ~= '0' then register_waiter(KEYS[2], ARGV[3], ttl > 0 and ttl or tonumber(ARGV[2])) end
+if ARGV[4] ~= '0' then register_waiter(KEYS[2], ARGV[3], ttl > 0 and ttl or tonumber(ARGV[2]), ARGV[4]) end
 return ttl

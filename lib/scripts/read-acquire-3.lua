@@ -6,8 +6,8 @@
 -- ARGV[1] owner id
 -- ARGV[2] lease, ms (extends the owner's read lease, never shortens it)
 -- ARGV[3] client id
--- ARGV[4] waiter mode: '0' single attempt (no waiter bookkeeping); '1' or '2' waiting (with or
---         without other local readers of this client)
+-- ARGV[4] waiter mode: '0' single attempt (no waiter bookkeeping); '1'-'4' waiting (with or
+--         without other local readers of this client, after a wake-up or not: waiter-set.lua)
 -- Returns nil when acquired or re-entered; otherwise the ms until the writer's lease ends,
 -- which bounds the caller's sleep.
 local now = server_ms()
@@ -16,7 +16,7 @@ rw_prune(KEYS[1], KEYS[2], now)
 local writer = redis.call('HMGET', KEYS[1], 'writer', 'wuntil')
 if writer[1] and writer[1] ~= ARGV[1] then
   local wait = tonumber(writer[2]) - now
-  if ARGV[4] ~= '0' then register_waiter(KEYS[3], ARGV[3], wait) end
+  if ARGV[4] ~= '0' then register_waiter(KEYS[3], ARGV[3], wait, ARGV[4]) end
   return wait
 end
 

@@ -44,6 +44,10 @@ export const WaiterMode = {
   Shared: '1',
   /** Waiting, and the only local waiter: leave the waiter set on success. */
   Alone: '2',
+  /** Shared, for the attempt a wake-up prompted: on failure, back to the front of the set. */
+  SharedWoken: '3',
+  /** Alone, for the attempt a wake-up prompted: on failure, back to the front of the set. */
+  AloneWoken: '4',
 } as const;
 export type WaiterMode = (typeof WaiterMode)[keyof typeof WaiterMode];
 

@@ -8,7 +8,8 @@
 -- ARGV[2] lease, ms (extends the write lease, never shortens it)
 -- ARGV[3] client id
 -- ARGV[4] waiter mode: '0' single attempt; '1' waiting, other local writers of this client wait
---         too; '2' waiting, the client's only local writer
+--         too; '2' waiting, the client's only local writer; '3'/'4' the same after a wake-up
+--         (waiter-set.lua)
 -- Returns nil when acquired or re-entered; -3 when the owner holds read holds only (upgrade
 -- refused); otherwise the PTTL of the lock, i.e. the ms until its last current hold ends (-1:
 -- no TTL), which bounds the caller's sleep.
@@ -25,7 +26,7 @@ elseif not writer and redis.call('ZCARD', KEYS[2]) == 0 then
 else
   if not writer and redis.call('HEXISTS', KEYS[1], 'r:' .. ARGV[1]) == 1 then return -3 end
   local wait = redis.call('PTTL', KEYS[1])
-  if ARGV[4] ~= '0' then register_waiter(KEYS[3], ARGV[3], wait > 0 and wait or tonumber(ARGV[2])) end
+  if ARGV[4] ~= '0' then register_waiter(KEYS[3], ARGV[3], wait > 0 and wait or tonumber(ARGV[2]), ARGV[4]) end
   return wait
 end
 
