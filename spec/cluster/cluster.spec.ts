@@ -120,6 +120,33 @@ describe('Redis Cluster', () => {
     await a.getReadWriteLock(name).writeLock().unlock();
   }, 30_000);
 
+  it('fair lock: waiters from 3 clients get it in the order they asked, woken by sharded notices', async () => {
+    const name = fresh('fair');
+    const clients = [client(), client(), client()];
+    const holder = clients[0]!.getFairLock(name);
+    await holder.lock(60_000);
+    const order: number[] = [];
+    const waiters: Promise<void>[] = [];
+    for (let i = 0; i < 6; i += 1) {
+      const lock = clients[i % 3]!.getFairLock(name);
+      waiters.push(
+        (async () => {
+          expect(await lock.tryLock(20_000, 5_000)).toBe(true);
+          order.push(i);
+          await lock.unlock();
+        })(),
+      );
+      // Enqueued one after another: each waits until its entry is in the queue.
+      await sleep(30);
+    }
+    const started = performance.now();
+    await holder.unlock();
+    await Promise.all(waiters);
+    expect(order).toEqual([0, 1, 2, 3, 4, 5]);
+    // Six hand-overs by notice, far below the holder's 60 s TTL or any check-in interval.
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
   it('fenced lock: tokens grow across clients on the cluster', async () => {
     const name = fresh('fenced');
     const tokens: number[] = [];
