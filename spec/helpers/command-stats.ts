@@ -46,3 +46,6 @@ export class CommandRecorder {
     this.#conn.disconnect();
   }
 }
+
+/** ioredis sends a script's first call on a connection as EVAL, later ones as EVALSHA: both are 'script'. */
+export const scriptCall = (name: string): string => (name === 'evalsha' || name === 'eval' ? 'script' : name);

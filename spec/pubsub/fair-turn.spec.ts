@@ -1,41 +1,14 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockClient } from '../../lib/index.js';
+import { describe, expect, it } from 'vitest';
 import { lockKeys } from '../../lib/keys.js';
-import { CommandRecorder } from '../helpers/command-stats.js';
+import { CommandRecorder, scriptCall } from '../helpers/command-stats.js';
+import { useOwnServer } from '../helpers/own-server.js';
 import { sleep, until } from '../helpers/fixtures.js';
-import { spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
 
-// ioredis sends a script's first call on a connection as EVAL, later ones as EVALSHA.
-const scriptCall = (name: string): string => (name === 'evalsha' || name === 'eval' ? 'script' : name);
-
-// Command counts need a server nobody else talks to: this file spawns its own.
 describe('fair lock: a release tells only the head', () => {
-  let server: SpawnedRedis;
-  let admin: Redis;
-  const closers: (() => Promise<void>)[] = [];
-  let n = 0;
-
-  beforeAll(async () => {
-    server = await spawnRedis();
-    admin = new Redis(server.url);
-  });
-  afterAll(async () => {
-    for (const close of closers.reverse()) await close();
-    admin.disconnect();
-    await server.stop();
-  });
-
   // Check-ins every 20 s: none falls inside a measurement.
-  const client = (): LockClient => {
-    const redis = new Redis(server.url);
-    const locks = new LockClient(redis, { keyPrefix: 'turn', fairLockWaitTimeout: 60_000 });
-    closers.push(async () => {
-      await locks.close();
-      redis.disconnect();
-    });
-    return locks;
-  };
+  const own = useOwnServer({ keyPrefix: 'turn', fairLockWaitTimeout: 60_000 });
+  const client = own.client;
+  let n = 0;
 
   it('with 10 clients queued, a release is followed by the head alone', async () => {
     const name = `head-${(n += 1)}`;
@@ -56,11 +29,11 @@ describe('fair lock: a release tells only the head', () => {
           await lock.unlock();
         })(),
       );
-      await until(async () => (await admin.zcard(queue)) === i + 1);
+      await until(async () => (await own.admin.zcard(queue)) === i + 1);
     }
     await sleep(50);
 
-    const recorder = await CommandRecorder.start(server.url);
+    const recorder = await CommandRecorder.start(own.server.url);
     await holder.unlock();
     await until(() => acquired.length === 1);
     await sleep(200);
@@ -68,12 +41,12 @@ describe('fair lock: a release tells only the head', () => {
     // The release, then the head's attempt: the 9 others sleep on.
     expect(recorder.names.map(scriptCall)).toEqual(['script', 'script']);
     expect(acquired).toEqual([0]);
-    expect(await admin.zcard(queue)).toBe(9);
+    expect(await own.admin.zcard(queue)).toBe(9);
 
     letGo();
     await Promise.all(waiters);
     expect(acquired).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    expect(await admin.exists(`{turn:${name}}`, queue, lockKeys('turn', name).queueTimeouts)).toBe(0);
+    expect(await own.admin.exists(`{turn:${name}}`, queue, lockKeys('turn', name).queueTimeouts)).toBe(0);
   });
 
   it('with 10 waiters on one client, each turn wakes the one named, in queue order', async () => {
@@ -94,10 +67,10 @@ describe('fair lock: a release tells only the head', () => {
           await lock.unlock();
         })(),
       );
-      await until(async () => (await admin.zcard(queue)) === i + 1);
+      await until(async () => (await own.admin.zcard(queue)) === i + 1);
     }
     await sleep(50);
-    const recorder = await CommandRecorder.start(server.url);
+    const recorder = await CommandRecorder.start(own.server.url);
     await holder.unlock();
     await Promise.all(waiters);
     await recorder.stop();
@@ -111,7 +84,7 @@ describe('fair lock: a release tells only the head', () => {
     const lock = client().getFairLock(`solo-${(n += 1)}`);
     await lock.tryLock();
     await lock.unlock();
-    const recorder = await CommandRecorder.start(server.url);
+    const recorder = await CommandRecorder.start(own.server.url);
     for (let i = 0; i < 50; i += 1) {
       await lock.lock();
       await lock.unlock();

@@ -1,41 +1,14 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockClient } from '../../lib/index.js';
-import { CommandRecorder } from '../helpers/command-stats.js';
+import { describe, expect, it } from 'vitest';
+import { CommandRecorder, scriptCall } from '../helpers/command-stats.js';
+import { useOwnServer } from '../helpers/own-server.js';
 import { sleep, until } from '../helpers/fixtures.js';
-import { spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
 
-// ioredis sends a script's first call on a connection as EVAL, later ones as EVALSHA.
-const scriptCall = (name: string): string => (name === 'evalsha' || name === 'eval' ? 'script' : name);
-
-// Command counts need a server nobody else talks to: this file spawns its own.
 describe('wake-up: one waiter per release, no herd', () => {
-  let server: SpawnedRedis;
-  let admin: Redis;
-  const closers: (() => Promise<void>)[] = [];
+  const own = useOwnServer({ keyPrefix: 'wake' });
+  const client = own.client;
   let n = 0;
 
-  beforeAll(async () => {
-    server = await spawnRedis();
-    admin = new Redis(server.url);
-  });
-  afterAll(async () => {
-    for (const close of closers.reverse()) await close();
-    admin.disconnect();
-    await server.stop();
-  });
-
-  const client = (): LockClient => {
-    const redis = new Redis(server.url);
-    const locks = new LockClient(redis, { keyPrefix: 'wake' });
-    closers.push(async () => {
-      await locks.close();
-      redis.disconnect();
-    });
-    return locks;
-  };
-
-  const waitersOf = (name: string): Promise<number> => admin.zcard(`{wake:${name}}:waiters`);
+  const waitersOf = (name: string): Promise<number> => own.admin.zcard(`{wake:${name}}:waiters`);
 
   it('with 20 clients waiting, a release makes exactly one of them ask Redis again', async () => {
     const name = `herd-${(n += 1)}`;
@@ -54,7 +27,7 @@ describe('wake-up: one waiter per release, no herd', () => {
     await until(async () => (await waitersOf(name)) === 20);
     await sleep(50);
 
-    const recorder = await CommandRecorder.start(server.url);
+    const recorder = await CommandRecorder.start(own.server.url);
     await holder.unlock();
     await until(() => acquired === 1);
     await sleep(200);
@@ -68,7 +41,7 @@ describe('wake-up: one waiter per release, no herd', () => {
     letGo();
     await Promise.all(waiters);
     expect(acquired).toBe(20);
-    expect(await admin.exists(`{wake:${name}}`, `{wake:${name}}:waiters`)).toBe(0);
+    expect(await own.admin.exists(`{wake:${name}}`, `{wake:${name}}:waiters`)).toBe(0);
   });
 
   it('with 10 local waiters on one client, a release wakes one of them only', async () => {
@@ -86,7 +59,7 @@ describe('wake-up: one waiter per release, no herd', () => {
     });
     await until(async () => (await waitersOf(name)) === 1);
     await sleep(50);
-    const recorder = await CommandRecorder.start(server.url);
+    const recorder = await CommandRecorder.start(own.server.url);
     await holder.unlock();
     await until(() => acquired === 10);
     await Promise.all(tasks);
@@ -94,7 +67,7 @@ describe('wake-up: one waiter per release, no herd', () => {
     // Per hand-over one attempt and one release, plus the holder's release: 10 + 10 + 1.
     // A local herd would send ~10 attempts per release.
     expect(recorder.names.map(scriptCall)).toEqual(Array.from({ length: 21 }, () => 'script'));
-    expect(await admin.exists(`{wake:${name}}`, `{wake:${name}}:waiters`)).toBe(0);
+    expect(await own.admin.exists(`{wake:${name}}`, `{wake:${name}}:waiters`)).toBe(0);
   });
 
   it('skips a registered client that is gone and wakes the next one', async () => {
@@ -105,11 +78,11 @@ describe('wake-up: one waiter per release, no herd', () => {
     const waiting = client().getLock(name).tryLock(30_000, 1_000);
     await until(async () => (await waitersOf(name)) === 1);
     // A client that registered first and died: nobody is subscribed to its channel.
-    await admin.zadd(`{wake:${name}}:waiters`, 0, 'dead-client');
+    await own.admin.zadd(`{wake:${name}}:waiters`, 0, 'dead-client');
     await holder.unlock();
     expect(await waiting).toBe(true);
     expect(performance.now() - started).toBeLessThan(5_000);
-    expect(await admin.zscore(`{wake:${name}}:waiters`, 'dead-client')).toBeNull();
+    expect(await own.admin.zscore(`{wake:${name}}:waiters`, 'dead-client')).toBeNull();
   });
 
   it('drops a lock subscription once its last waiter has left and the linger passed', async () => {
@@ -118,19 +91,19 @@ describe('wake-up: one waiter per release, no herd', () => {
     await holder.lock(60_000);
     const waiter = client().getLock(name);
     const waiting = waiter.tryLock(10_000, 1_000);
-    await until(async () => (await admin.pubsub('CHANNELS', `{wake:${name}}*`)).length === 1);
+    await until(async () => (await own.admin.pubsub('CHANNELS', `{wake:${name}}*`)).length === 1);
     await holder.unlock();
     expect(await waiting).toBe(true);
     await waiter.unlock();
-    await until(async () => (await admin.pubsub('CHANNELS', `{wake:${name}}*`)).length === 0, 5_000);
-    expect(await admin.exists(`{wake:${name}}`, `{wake:${name}}:waiters`)).toBe(0);
+    await until(async () => (await own.admin.pubsub('CHANNELS', `{wake:${name}}*`)).length === 0, 5_000);
+    expect(await own.admin.exists(`{wake:${name}}`, `{wake:${name}}:waiters`)).toBe(0);
   });
 
   it('an uncontended lock + unlock is exactly two commands (two round trips)', async () => {
     const lock = client().getLock(`solo-${(n += 1)}`);
     await lock.tryLock();
     await lock.unlock();
-    const recorder = await CommandRecorder.start(server.url);
+    const recorder = await CommandRecorder.start(own.server.url);
     for (let i = 0; i < 50; i += 1) {
       await lock.lock();
       await lock.unlock();

@@ -1,39 +1,12 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockClient } from '../../lib/index.js';
-import { CommandRecorder } from '../helpers/command-stats.js';
+import { describe, expect, it } from 'vitest';
+import { CommandRecorder, scriptCall } from '../helpers/command-stats.js';
+import { useOwnServer } from '../helpers/own-server.js';
 import { sleep } from '../helpers/fixtures.js';
-import { spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
 
-// ioredis sends a script's first call on a connection as EVAL, later ones as EVALSHA.
-const scriptCall = (name: string): string => (name === 'evalsha' || name === 'eval' ? 'script' : name);
-
-// Command counts need a server nobody else talks to: this file spawns its own.
 describe('read-write wake-up: all readers at once, one writer at a time', () => {
-  let server: SpawnedRedis;
-  let admin: Redis;
-  const closers: (() => Promise<void>)[] = [];
+  const own = useOwnServer({ keyPrefix: 'rw' });
+  const client = own.client;
   let n = 0;
-
-  beforeAll(async () => {
-    server = await spawnRedis();
-    admin = new Redis(server.url);
-  });
-  afterAll(async () => {
-    for (const close of closers.reverse()) await close();
-    admin.disconnect();
-    await server.stop();
-  });
-
-  const client = (): LockClient => {
-    const redis = new Redis(server.url);
-    const locks = new LockClient(redis, { keyPrefix: 'rw' });
-    closers.push(async () => {
-      await locks.close();
-      redis.disconnect();
-    });
-    return locks;
-  };
 
   const until = async (check: () => Promise<boolean> | boolean, timeoutMs = 5_000): Promise<void> => {
     const deadline = performance.now() + timeoutMs;
@@ -57,10 +30,10 @@ describe('read-write wake-up: all readers at once, one writer at a time', () => 
       await gate;
       await writer.unlock();
     });
-    await until(async () => (await admin.zcard(`{rw:${name}}:waiters`)) === 10);
+    await until(async () => (await own.admin.zcard(`{rw:${name}}:waiters`)) === 10);
     await sleep(50);
 
-    const recorder = await CommandRecorder.start(server.url);
+    const recorder = await CommandRecorder.start(own.server.url);
     await holder.unlock();
     await until(() => acquired === 1);
     await sleep(200);
@@ -70,7 +43,7 @@ describe('read-write wake-up: all readers at once, one writer at a time', () => 
     letGo();
     await Promise.all(writers);
     expect(acquired).toBe(10);
-    expect(await admin.exists(`{rw:${name}}`, `{rw:${name}}:readers`, `{rw:${name}}:waiters`)).toBe(0);
+    expect(await own.admin.exists(`{rw:${name}}`, `{rw:${name}}:readers`, `{rw:${name}}:waiters`)).toBe(0);
   });
 
   it('a write release wakes every reader client, each once, and no writer', async () => {
@@ -94,22 +67,22 @@ describe('read-write wake-up: all readers at once, one writer at a time', () => 
       await writer.lock(60_000);
       await writer.unlock();
     });
-    await until(async () => (await admin.zcard(`{rw:${name}}:read-waiters`)) === 5);
-    await until(async () => (await admin.zcard(`{rw:${name}}:waiters`)) === 3);
+    await until(async () => (await own.admin.zcard(`{rw:${name}}:read-waiters`)) === 5);
+    await until(async () => (await own.admin.zcard(`{rw:${name}}:waiters`)) === 3);
     await sleep(50);
 
-    const recorder = await CommandRecorder.start(server.url);
+    const recorder = await CommandRecorder.start(own.server.url);
     await holder.unlock();
     await until(() => reading === 10);
     await sleep(200);
     await recorder.stop();
     // The release, then one attempt per local reader (10); the writers sleep on.
     expect(recorder.names.map(scriptCall)).toEqual(Array.from({ length: 11 }, () => 'script'));
-    expect(await admin.zcard(`{rw:${name}}:waiters`)).toBe(3);
+    expect(await own.admin.zcard(`{rw:${name}}:waiters`)).toBe(3);
     letGo();
     await Promise.all([...readers, ...writers]);
     expect(
-      await admin.exists(`{rw:${name}}`, `{rw:${name}}:readers`, `{rw:${name}}:waiters`, `{rw:${name}}:read-waiters`),
+      await own.admin.exists(`{rw:${name}}`, `{rw:${name}}:readers`, `{rw:${name}}:waiters`, `{rw:${name}}:read-waiters`),
     ).toBe(0);
   });
 });
