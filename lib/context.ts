@@ -19,8 +19,9 @@ export function currentContext(): LockContext | undefined {
 }
 
 /**
- * Runs `fn` in a fresh context. Only `run()`: `enterWith` would leak the context into sibling
- * tasks the caller starts later, letting two tasks "re-enter" one lock.
+ * Runs `fn` in a fresh context, with `run()` only: entering a store for the rest of the caller
+ * (AsyncLocalStorage's other entry point) would leak the context into sibling tasks the caller
+ * starts later, letting two tasks "re-enter" one lock.
  */
 export function runInNewContext<T>(fn: () => T): T {
   return storage.run({ id: newContextId() }, fn);
