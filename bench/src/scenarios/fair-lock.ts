@@ -18,6 +18,12 @@ import {
 const SIZES = { full: { rounds: 10, capMs: 120_000 }, quick: { rounds: 3, capMs: 30_000 } };
 const WAITERS = 10;
 const ENQUEUE_SPACING_MS = 5;
+/**
+ * How long each waiter holds its turn, ms. Longer than the spacing, so the waiters pile up: with
+ * shorter turns, a library polling at a fixed period (no jitter) serves them in order only
+ * because each waiter's polls keep the 5 ms offset it asked at.
+ */
+const TURN_HOLD_MS = 2 * ENQUEUE_SPACING_MS;
 const WARMUP_ROUNDS = 1;
 
 /** Waiters that did not get the lock in the position they asked in (`order`: waiter indexes as they got it). */
@@ -28,7 +34,7 @@ function outOfOrder(order: readonly number[]): number {
 /**
  * One ordering round: `holder` takes `key`; while it holds, the waiters ask one after the other,
  * ENQUEUE_SPACING_MS apart; then the holder lets go, and each waiter, once it has the lock,
- * holds HOLD_MS and lets go. Resolves with the waiters' indexes in the order they got the lock.
+ * holds TURN_HOLD_MS and lets go. Resolves with the waiters' indexes in the order they got the lock.
  */
 async function orderingRound(
   holder: Locker,
@@ -45,7 +51,7 @@ async function orderingRound(
       (async () => {
         const mine = await acquireUntil(waiter, key, deadline, onGiveUp);
         order.push(index);
-        await sleep(HOLD_MS);
+        await sleep(TURN_HOLD_MS);
         await mine();
       })(),
     );
@@ -131,8 +137,9 @@ export const fairLock: Scenario = {
         `EVALSHA back to back on the first one's connection). Order: ${size.rounds} rounds (after ${WARMUP_ROUNDS} ` +
         `warm-up) on another key, at most ${size.capMs / 1000} s; in each, one worker takes the lock, the other ` +
         `${WAITERS} ask one after the other, ${ENQUEUE_SPACING_MS} ms apart, while it is held; then it lets go and ` +
-        `each waiter, once it has the lock, holds ${HOLD_MS} ms and lets go. Which worker holds and the order ` +
-        'the others ask in are shuffled per round. A waiter is out of order when it gets the lock at another ' +
+        `each waiter, once it has the lock, holds ${TURN_HOLD_MS} ms (longer than the spacing, so a library ` +
+        'polling at a fixed period cannot keep them in order by the phase of its polls) and lets go. Which ' +
+        'worker holds and the order the others ask in are shuffled per round. A waiter is out of order when it gets the lock at another ' +
         'position than it asked in (a random order puts 9 of 10 out of order on average). A call the library ' +
         'gives up on (gave up) asks again at once, keeping its original position for the count.',
       columns: [
@@ -180,6 +187,7 @@ export const fairLock: Scenario = {
       detail: {
         sizes: { ...size, handoffs: handoffSize },
         holdMs: HOLD_MS,
+        turnHoldMs: TURN_HOLD_MS,
         waiters: WAITERS,
         enqueueSpacingMs: ENQUEUE_SPACING_MS,
         gaps: gapsById,
