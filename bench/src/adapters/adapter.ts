@@ -51,6 +51,11 @@ export function installedVersion(directory: string): string {
   return manifest.version.replace(/^v/, '');
 }
 
+/** Whether `id` is one of rlock's own lock kinds: drawn in rlock's colour, left out of the rlock ÷ peer ratios. */
+export function isRlock(id: string): boolean {
+  return id === 'rlock' || id.startsWith('rlock-');
+}
+
 /** `label` as shown in tables: `redlock 4.2.0 (tuned)`. */
 export function adapterLabel(adapter: LibraryAdapter): string {
   return `${[adapter.library, adapter.version].filter(Boolean).join(' ')} (${adapter.variant})`;

@@ -4,11 +4,16 @@ import { redlock4Defaults, redlock4Tuned } from './redlock4.js';
 import { redlock5Defaults, redlock5Tuned } from './redlock5.js';
 import { redlockUniversalDefaults, redlockUniversalTuned } from './redlock-universal.js';
 import { rlock } from './rlock.js';
+import { rlockFair } from './rlock-fair.js';
 import { sesamecareRedlockDefaults, sesamecareRedlockTuned } from './sesamecare-redlock.js';
 
-/** Every library in every configuration, rlock first (the one the ratios are about). */
+/**
+ * Every library in every configuration, rlock first (the one the ratios are about), then rlock's
+ * fair lock.
+ */
 export const ADAPTERS: readonly LibraryAdapter[] = [
   rlock,
+  rlockFair,
   redlock4Defaults,
   redlock4Tuned,
   redlock5Defaults,

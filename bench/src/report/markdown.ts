@@ -1,10 +1,11 @@
+import { isRlock } from '../adapters/adapter.js';
 import type { Row, ScenarioReport } from '../scenarios/scenario.js';
 import { formatCell } from './format.js';
 import type { RunInfo } from './run-info.js';
 import { renderSummary } from './summary.js';
 
 function ratioCell(report: ScenarioReport, row: Row, rlock: Row | undefined): string {
-  if (!rlock || row.id === 'rlock') return '';
+  if (!rlock || isRlock(row.id)) return '';
   const mine = rlock.values[report.headline.key];
   const theirs = row.values[report.headline.key];
   if (typeof mine !== 'number' || typeof theirs !== 'number' || theirs === 0) return '–';
@@ -23,7 +24,7 @@ function scenarioTable(report: ScenarioReport): string {
       typeof error === 'string'
         ? report.columns.map((_, index) => (index === 0 ? `failed: ${error.replace(/\|/g, '\\|')}` : ''))
         : report.columns.map((column) => formatCell(row.values[column.key], column));
-    const label = row.id === 'rlock' ? `**${row.label}**` : row.label;
+    const label = isRlock(row.id) ? `**${row.label}**` : row.label;
     lines.push(`| ${[label, ...cells, ratioCell(report, row, rlock)].join(' | ')} |`);
   }
   return lines.join('\n');

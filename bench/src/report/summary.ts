@@ -1,3 +1,4 @@
+import { isRlock } from '../adapters/adapter.js';
 import type { Cell, ScenarioReport } from '../scenarios/scenario.js';
 import { formatCell } from './format.js';
 import type { RunInfo } from './run-info.js';
@@ -20,6 +21,7 @@ const COLUMNS: readonly SummaryColumn[] = [
   { scenario: '4', key: 'waitP99', header: 'wait p99 ms', digits: 0 },
   { scenario: '4', key: 'sentPerAcq', header: 'sent/acq', digits: 1 },
   { scenario: '4', key: 'cpuUsecPerAcq', header: 'Redis CPU µs/acq', digits: 0 },
+  { scenario: '5', key: 'outOfOrderP50', header: 'out of order of 10', digits: 1 },
   { scenario: '6', key: 'heapGrowthKb', header: 'steady heap growth KB', digits: 0 },
 ];
 
@@ -39,7 +41,7 @@ export function renderSummary(run: RunInfo, reports: readonly ScenarioReport[]):
       return typeof row?.values.error === 'string' ? 'failed' : formatCell(value, column);
     });
     const label = `${adapter.library} ${adapter.version} (${adapter.variant})`;
-    lines.push(`| ${[adapter.id === 'rlock' ? `**${label}**` : label, ...cells].join(' | ')} |`);
+    lines.push(`| ${[isRlock(adapter.id) ? `**${label}**` : label, ...cells].join(' | ')} |`);
   }
   const { machine } = run;
   const busy = machine.loadStart > machine.cores / 2;

@@ -1,3 +1,4 @@
+import { isRlock } from '../adapters/adapter.js';
 import type { ScenarioReport } from '../scenarios/scenario.js';
 
 /** One bar: a library and its value; `kind` picks the colour. */
@@ -88,7 +89,7 @@ function barsOf(report: ScenarioReport | undefined, key: string): Bar[] {
     .map((row) => ({
       label: row.label,
       value: typeof row.values[key] === 'number' ? row.values[key] : Number.NaN,
-      kind: row.id === 'rlock' ? 'rlock' : row.id.endsWith('-tuned') ? 'tuned' : 'defaults',
+      kind: isRlock(row.id) ? 'rlock' : row.id.endsWith('-tuned') ? 'tuned' : 'defaults',
     }));
 }
 

@@ -1,4 +1,5 @@
 import { contended } from './contended.js';
+import { fairLock } from './fair-lock.js';
 import { parallelKeys } from './parallel-keys.js';
 import { pingPong } from './ping-pong.js';
 import type { Scenario } from './scenario.js';
@@ -6,4 +7,4 @@ import { steadyState } from './steady-state.js';
 import { uncontended } from './uncontended.js';
 
 /** The scenarios in the order they run; the numbering is each one's id. */
-export const SCENARIOS: readonly Scenario[] = [uncontended, parallelKeys, pingPong, contended, steadyState];
+export const SCENARIOS: readonly Scenario[] = [uncontended, parallelKeys, pingPong, contended, fairLock, steadyState];

@@ -1,35 +1,79 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Locker, Release } from '../adapters/adapter.js';
+import type { Locker } from '../adapters/adapter.js';
 import { evalshaFloor } from '../floor.js';
 import { distribution, shuffled } from '../stats.js';
-import {
-  failedRow,
-  LEASE_MS,
-  libraryRow,
-  num,
-  pastDeadline,
-  rlockValues,
-  WAIT_MS,
-  withLibrary,
-  type Row,
-  type Scenario,
-} from './scenario.js';
+import { acquireUntil, failedRow, libraryRow, num, pastDeadline, rlockValues, withLibrary, type Row, type Scenario } from './scenario.js';
 
 const SIZES = {
   full: { handoffs: 300, floorCalls: 1_000, idleFloorCalls: 200, capMs: 150_000 },
   quick: { handoffs: 40, floorCalls: 200, idleFloorCalls: 50, capMs: 30_000 },
 };
-const HOLD_MS = 2;
+/** How long each holder holds before letting go, ms. */
+export const HOLD_MS = 2;
 const WARMUP_HANDOFFS = 3;
 
-/** Asks until the library acquires (a peer on its defaults may give up first) or time is up. */
-async function acquireUntil(locker: Locker, key: string, deadline: number, onGiveUp: () => void): Promise<Release> {
-  for (;;) {
-    const release = await locker.acquire(key, LEASE_MS, WAIT_MS);
-    if (release) return release;
-    onGiveUp();
-    if (pastDeadline(deadline)) throw new Error('time budget spent waiting for a handoff');
+/** Scenario 3's sizes (scenario 5 runs the same handoff). */
+export function pingPongSizes(quick: boolean): (typeof SIZES)['full'] {
+  return quick ? SIZES.quick : SIZES.full;
+}
+
+/** What one library's ping-pong gave: the row's values and every gap, ms. */
+export interface PingPongResult {
+  readonly values: {
+    handoffs: number;
+    gapP50: number;
+    gapP90: number;
+    gapP99: number;
+    gapMax: number;
+    floorP50: number;
+    ratio: number;
+    idleFloorP50: number;
+    gaveUp: number;
+  };
+  readonly gaps: number[];
+}
+
+/**
+ * Scenario 3's measurement on two workers: the EVALSHA floor on the first one's connection (back
+ * to back, and after HOLD_MS idle), then they hand `key` back and forth, the waiter already inside
+ * acquire when the holder, after holding HOLD_MS, releases. A gap runs from the release resolving
+ * to the waiter's acquire resolving.
+ */
+export async function measureHandoffs(workers: readonly [Locker, Locker], key: string, quick: boolean): Promise<PingPongResult> {
+  const size = pingPongSizes(quick);
+  const floor = await evalshaFloor(workers[0].connection, size.floorCalls);
+  const idleFloor = await evalshaFloor(workers[0].connection, size.idleFloorCalls, HOLD_MS);
+  const deadline = performance.now() + size.capMs;
+  const gaps: number[] = [];
+  let gaveUp = 0;
+  let holder = 0;
+  let release = await acquireUntil(workers[0], key, deadline, () => (gaveUp += 1));
+  for (let handoff = 0; handoff < WARMUP_HANDOFFS + size.handoffs && !pastDeadline(deadline); handoff += 1) {
+    const waiter = 1 - holder;
+    const asking = acquireUntil(workers[waiter]!, key, deadline, () => (gaveUp += 1));
+    await sleep(HOLD_MS);
+    await release();
+    const releasedAt = performance.now();
+    release = await asking;
+    if (handoff >= WARMUP_HANDOFFS) gaps.push(performance.now() - releasedAt);
+    holder = waiter;
   }
+  await release();
+  const gap = distribution(gaps);
+  return {
+    values: {
+      handoffs: gap.count,
+      gapP50: gap.p50,
+      gapP90: gap.p90,
+      gapP99: gap.p99,
+      gapMax: gap.max,
+      floorP50: floor.p50,
+      ratio: gap.p50 / floor.p50,
+      idleFloorP50: idleFloor.p50,
+      gaveUp,
+    },
+    gaps,
+  };
 }
 
 /**
@@ -41,46 +85,15 @@ export const pingPong: Scenario = {
   id: '3',
   title: 'Ping-pong handoff',
   async run(context) {
-    const size = context.quick ? SIZES.quick : SIZES.full;
+    const size = pingPongSizes(context.quick);
     const rows = new Map<string, Row>();
     const gapsById: Record<string, number[]> = {};
     for (const adapter of shuffled(context.adapters, context.random)) {
       try {
-        const values = await withLibrary(context, adapter, async (open) => {
-          const workers = [await open(), await open()] as const;
-          const floor = await evalshaFloor(workers[0].connection, size.floorCalls);
-          const idleFloor = await evalshaFloor(workers[0].connection, size.idleFloorCalls, HOLD_MS);
-          const key = `s3:${adapter.id}`;
-          const deadline = performance.now() + size.capMs;
-          const gaps: number[] = [];
-          let gaveUp = 0;
-          let holder = 0;
-          let release = await acquireUntil(workers[0], key, deadline, () => (gaveUp += 1));
-          for (let handoff = 0; handoff < WARMUP_HANDOFFS + size.handoffs && !pastDeadline(deadline); handoff += 1) {
-            const waiter = 1 - holder;
-            const asking = acquireUntil(workers[waiter]!, key, deadline, () => (gaveUp += 1));
-            await sleep(HOLD_MS);
-            await release();
-            const releasedAt = performance.now();
-            release = await asking;
-            if (handoff >= WARMUP_HANDOFFS) gaps.push(performance.now() - releasedAt);
-            holder = waiter;
-          }
-          await release();
-          gapsById[adapter.id] = gaps;
-          const gap = distribution(gaps);
-          return {
-            handoffs: gap.count,
-            gapP50: gap.p50,
-            gapP90: gap.p90,
-            gapP99: gap.p99,
-            gapMax: gap.max,
-            floorP50: floor.p50,
-            ratio: gap.p50 / floor.p50,
-            idleFloorP50: idleFloor.p50,
-            gaveUp,
-          };
-        });
+        const { values, gaps } = await withLibrary(context, adapter, async (open) =>
+          measureHandoffs([await open(), await open()], `s3:${adapter.id}`, context.quick),
+        );
+        gapsById[adapter.id] = gaps;
         rows.set(adapter.id, libraryRow(adapter, values));
         context.log(
           `  ${adapter.id}: gap p50 ${values.gapP50.toFixed(3)} ms, p99 ${values.gapP99.toFixed(3)} ms ` +

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { adapterLabel, type LibraryAdapter, type Locker } from '../adapters/adapter.js';
+import { adapterLabel, type LibraryAdapter, type Locker, type Release } from '../adapters/adapter.js';
 import { Connections } from '../connections.js';
 
 /** Every lock in every scenario is taken for this long. */
@@ -100,9 +100,19 @@ export function pastDeadline(deadline: number): boolean {
   return performance.now() >= deadline;
 }
 
-/** rlock's row, when it ran without error. */
-export function rlockValues(rows: readonly Row[]): Record<string, Cell> | undefined {
-  const row = rows.find((candidate) => candidate.id === 'rlock');
+/** Asks until the library acquires (a peer on its defaults may give up first) or time is up. */
+export async function acquireUntil(locker: Locker, key: string, deadline: number, onGiveUp: () => void): Promise<Release> {
+  for (;;) {
+    const release = await locker.acquire(key, LEASE_MS, WAIT_MS);
+    if (release) return release;
+    onGiveUp();
+    if (pastDeadline(deadline)) throw new Error('time budget spent waiting for a handoff');
+  }
+}
+
+/** rlock's row (or the row of another rlock lock kind, by id), when it ran without error. */
+export function rlockValues(rows: readonly Row[], id = 'rlock'): Record<string, Cell> | undefined {
+  const row = rows.find((candidate) => candidate.id === id);
   return row && !('error' in row.values) ? row.values : undefined;
 }
 
