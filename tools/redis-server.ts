@@ -1,6 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A redis-server process this test run started itself, on a free loopback port. */
@@ -60,6 +63,8 @@ export async function spawnRedis(extraArgs: string[] = [], options: SpawnOptions
     throw new Error('redis-server is not on PATH: install it (apt-get install -y redis-server) or set REDIS_URL');
   }
   const port = await freePort();
+  // Its own working directory: a replica's full sync writes an RDB file there, never in the repo.
+  const dir = await mkdtemp(join(tmpdir(), `rlock-redis-${port}-`));
   let child: ChildProcess | undefined;
 
   const start = async (): Promise<void> => {
@@ -69,7 +74,8 @@ export async function spawnRedis(extraArgs: string[] = [], options: SpawnOptions
       '--port', String(port), '--bind', '127.0.0.1', '--loglevel', 'warning',
       ...extraArgs,
     ];
-    const proc = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'inherit'] });
+    await mkdir(dir, { recursive: true });
+    const proc = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'inherit'], cwd: dir });
     child = proc;
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
@@ -84,13 +90,15 @@ export async function spawnRedis(extraArgs: string[] = [], options: SpawnOptions
   const stop = async (): Promise<void> => {
     const proc = child;
     child = undefined;
-    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = once(proc, 'exit');
-    proc.kill('SIGCONT');
-    proc.kill('SIGTERM');
-    const timer = setTimeout(() => proc.kill('SIGKILL'), 3_000);
-    await exited;
-    clearTimeout(timer);
+    if (proc && proc.exitCode === null && proc.signalCode === null) {
+      const exited = once(proc, 'exit');
+      proc.kill('SIGCONT');
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 3_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await rm(dir, { recursive: true, force: true });
   };
 
   await start();
