@@ -80,9 +80,6 @@ export class Watchdog {
     this.#listener = config.listener;
   }
 
-  get size(): number {
-    return this.#holds.size;
-  }
 
   /** Starts (or joins) renewal of `owner`'s hold acquired at `acquiredAt` (performance.now()). */
   track(target: RenewTarget, owner: string, acquiredAt: number): WatchedHold {

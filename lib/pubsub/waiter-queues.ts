@@ -31,10 +31,6 @@ export class WaiterQueues {
     this.#config = config;
   }
 
-  /** The number of locks this client has a wake-up subscription for. */
-  get size(): number {
-    return this.#queues.size + this.#fairQueues.size;
-  }
 
   /** The queue of a lock this client already waits on (or recently did), if any. */
   peek(target: WaitTarget): WaiterQueue | undefined {
