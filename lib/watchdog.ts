@@ -80,7 +80,6 @@ export class Watchdog {
     this.#listener = config.listener;
   }
 
-
   /** Starts (or joins) renewal of `owner`'s hold acquired at `acquiredAt` (performance.now()). */
   track(target: RenewTarget, owner: string, acquiredAt: number): WatchedHold {
     const id = holdId(target);

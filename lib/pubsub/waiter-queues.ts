@@ -31,7 +31,6 @@ export class WaiterQueues {
     this.#config = config;
   }
 
-
   /** The queue of a lock this client already waits on (or recently did), if any. */
   peek(target: WaitTarget): WaiterQueue | undefined {
     return this.#queues.get(this.#channel(target.wakePrefix));
