@@ -117,6 +117,25 @@ export class LockClientClosedError extends LockError {
   override readonly code = 'CLIENT_CLOSED' as const;
 }
 
+/** What rlock was doing when Redis or the connection failed. */
+export type LockOperation = 'acquire' | 'release' | 'renew' | 'forceUnlock' | 'query';
+
+/**
+ * A failure from Redis or the connection (OOM, READONLY, CLUSTERDOWN, a closed connection,
+ * ioredis' retry limit, no answer in time). `cause` is the original error.
+ */
+export class LockRedisError extends LockError {
+  override readonly name = 'LockRedisError' as const;
+  override readonly code = 'LOCK_REDIS_ERROR' as const;
+  /** What rlock was doing. */
+  readonly operation: LockOperation;
+
+  constructor(message: string, operation: LockOperation, options: LockErrorOptions = {}) {
+    super(message, options);
+    this.operation = operation;
+  }
+}
+
 /** The RedLock call that found no majority. */
 export type RedLockOperation = 'acquire' | 'renew' | 'release' | 'query';
 
