@@ -3,7 +3,8 @@ import { EventEmitter } from 'eventemitter3';
 import type { Cluster, Redis } from 'ioredis';
 import { runInNewContext } from './context.js';
 import type { LockClientEvents, LockCore } from './core.js';
-import { InvalidArgumentError, LockClientClosedError, LockLostError } from './errors.js';
+import { InvalidArgumentError, LockClientClosedError, toLockError } from './errors.js';
+import { Holds } from './holds.js';
 import { FairLock } from './locks/fair-lock.js';
 import { FencedLock } from './locks/fenced-lock.js';
 import { ReentrantLock } from './locks/lock.js';
@@ -47,11 +48,9 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   /** This client's random id: the first half of every owner id it uses. */
   readonly id: string = randomUUID();
   readonly #core: LockCore;
-  readonly #redis: RedisConnection;
   readonly #subscriber: NoticeSubscriber;
   #topology: Topology | undefined;
   #detecting: Promise<void> | undefined;
-  #connectionEpoch = 0;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -82,8 +81,6 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     const pubsub = raw.pubsub === undefined ? 'auto' : checkOneOf(raw.pubsub, 'pubsub', ['auto', 'sharded', 'classic'] as const);
     const subscriber = raw.subscriber;
 
-    this.#redis = redis;
-    redis.on('close', this.#onConnectionClose);
     const onError = (error: unknown): void => void this.emit('error', error);
     this.#subscriber = new NoticeSubscriber(onError);
     const connectionKeyPrefix = redis.options.keyPrefix ?? '';
@@ -92,7 +89,10 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       this.#subscriber.attach(subscriber ?? redis.duplicate(), subscriber === undefined, 'classic');
     }
 
-    const scripts = new LockScripts(redis);
+    const scripts = new LockScripts(redis, connectionKeyPrefix);
+    const holds = new Holds({
+      lost: (hold, reason) => void this.emit('lost', { name: hold.target.name, owner: hold.owner, reason }),
+    });
     const core: Omit<LockCore, 'topology' | 'publish'> = {
       clientId: this.id,
       keyPrefix,
@@ -112,24 +112,17 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       }),
       watchdog: new Watchdog({
         scripts,
+        holds,
         leaseMs: watchdogTimeoutMs,
         topology: () => this.#currentTopology(),
         syncReplicas,
         listener: {
           renewed: (hold) => void this.emit('renewed', { name: hold.target.name, owner: hold.owner }),
-          lost: (hold, reason) => {
-            const error = new LockLostError(`lock "${hold.target.name}" was lost (${reason})`, reason, {
-              lockName: hold.target.name,
-            });
-            for (const lease of hold.leases) lease.abort(error);
-            this.emit('lost', { name: hold.target.name, owner: hold.owner, reason });
-          },
-          error: onError,
+          error: (error) => onError(toLockError(error, 'renew', undefined)),
         },
       }),
-      unscopedOwners: new Map(),
+      holds,
       events: this,
-      connectionEpoch: () => this.#connectionEpoch,
       assertOpen: () => {
         if (this.#closed) throw new LockClientClosedError('the LockClient is closed');
       },
@@ -141,10 +134,6 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       publish: { get: () => this.#currentTopology().publish },
     }) as LockCore;
   }
-
-  readonly #onConnectionClose = (): void => {
-    this.#connectionEpoch += 1;
-  };
 
   #currentTopology(): Topology {
     if (!this.#topology) throw new Error('rlock: the Cluster topology is not known yet (await core.ready())');
@@ -219,14 +208,15 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   }
 
   /**
-   * Stops renewals and wake-up subscriptions; waiting calls reject with LockClientClosedError.
-   * Held locks are not released: they expire with their lease. Idempotent.
+   * Stops renewals and wake-up subscriptions; waiting calls reject with LockClientClosedError,
+   * and the Leases of the holds it stops renewing abort with one. Held locks are not released:
+   * they expire with their lease. Idempotent.
    */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
-      this.#redis.off('close', this.#onConnectionClose);
       this.#core.watchdog.close();
+      this.#core.holds.close(new LockClientClosedError('the LockClient was closed: the lock is no longer renewed'));
       this.#core.waiters.close(new LockClientClosedError('the LockClient was closed while waiting'));
       await this.#detecting?.catch(() => undefined);
       await this.#subscriber.close();

@@ -3,6 +3,7 @@ import type { LockLostReason } from './errors.js';
 import type { WaiterQueues } from './pubsub/waiter-queues.js';
 import type { LockScripts, PublishCommand, RedisConnection, ReplicaAck } from './scripts/registry.js';
 import type { Topology } from './topology.js';
+import type { Holds } from './holds.js';
 import type { Watchdog } from './watchdog.js';
 
 /** Payload of `acquired`, `released` and `renewed`. */
@@ -43,14 +44,9 @@ export interface LockCore {
   readonly syncReplicas: ReplicaAck | undefined;
   readonly waiters: WaiterQueues;
   readonly watchdog: Watchdog;
-  /**
-   * Per lock: the owners of the holds this client took outside any context, latest last. One at
-   * a time for an exclusive lock; a shared lock (read) may have several.
-   */
-  readonly unscopedOwners: Map<string, string[]>;
+  /** Every hold of this client, with the holder's clock. */
+  readonly holds: Holds;
   readonly events: EventEmitter<LockClientEvents>;
-  /** Counts closes of the command connection: a call spanning one may have been resent. */
-  connectionEpoch(): number;
   /** @throws LockClientClosedError once the client is closed. */
   assertOpen(): void;
   /**

@@ -136,6 +136,17 @@ export class LockRedisError extends LockError {
   }
 }
 
+/**
+ * `error` as an rlock error: an rlock error stays as it is; anything else (a reply error, a closed
+ * connection, ioredis' retry limit) becomes a LockRedisError with it as `cause`.
+ */
+export function toLockError(error: unknown, operation: LockOperation, lockName: string | undefined): LockError {
+  if (isLockError(error)) return error;
+  const what = lockName === undefined ? operation : `${operation} of lock "${lockName}"`;
+  const detail = error instanceof Error ? error.message : String(error);
+  return new LockRedisError(`${what} failed: ${detail}`, operation, { lockName, cause: error });
+}
+
 /** The RedLock call that found no majority. */
 export type RedLockOperation = 'acquire' | 'renew' | 'release' | 'query';
 

@@ -19,6 +19,11 @@ export interface LockKeys {
   readonly queueTimeouts: string;
   /** Fair lock: "your turn" channel of one client: this prefix + the client id. */
   readonly turnPrefix: string;
+  /**
+   * Prefix of the short-lived records that answer a resent call whose hold is gone: a final
+   * release (`r:` + holder) or a forceUnlock (`f:` + request id).
+   */
+  readonly records: string;
 }
 
 export function lockKeys(keyPrefix: string, name: string): LockKeys {
@@ -31,6 +36,7 @@ export function lockKeys(keyPrefix: string, name: string): LockKeys {
     queue: `${base}:queue`,
     queueTimeouts: `${base}:timeouts`,
     turnPrefix: `${base}:turn:`,
+    records: `${base}:rec:`,
   };
 }
 
@@ -74,6 +80,8 @@ export interface ReadWriteKeys {
   readonly lock: string;
   /** Sorted set: reader owner id → end of its read lease (server ms). */
   readonly readers: string;
+  /** Records that answer resent calls whose hold is gone (see {@link LockKeys.records}). */
+  readonly records: string;
   /** Readers wait apart from writers: a write release wakes all of them at once. */
   readonly read: WaitTarget;
   /** Writers wait as for an exclusive lock: one is woken when the lock frees. */
@@ -87,6 +95,7 @@ export function readWriteKeys(keyPrefix: string, name: string): ReadWriteKeys {
     name,
     lock: keys.lock,
     readers: `${keys.lock}:readers`,
+    records: keys.records,
     read: {
       ...write,
       waiters: `${keys.lock}:read-waiters`,

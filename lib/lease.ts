@@ -9,8 +9,10 @@ export interface LeaseInit {
 
 /**
  * One acquisition of a lock. `signal` aborts (with a LockLostError) when the lock is lost:
- * renewal found it gone or owned by another, or its fixed lease ran out before release.
- * `release()` is idempotent; `await using lease = await lock.acquire()` releases on scope exit.
+ * renewal found it gone or owned by another, or the holder can no longer be sure it holds it
+ * (no renewal or acquisition confirmed within the lease). `release()` is idempotent, and may be
+ * called again after it rejected (the retry is the same release); `await using lease = await
+ * lock.acquire()` releases on scope exit.
  */
 export class Lease implements AsyncDisposable {
   /** The lock's name. */
@@ -37,9 +39,15 @@ export class Lease implements AsyncDisposable {
     return this.#released !== undefined;
   }
 
-  /** Releases this hold; later calls return the first call's promise. */
+  /**
+   * Releases this hold; later calls return the first call's promise, unless it rejected: then
+   * the release is tried again (Redis applies it once).
+   */
   release(): Promise<void> {
-    this.#released ??= this.#release();
+    this.#released ??= this.#release().catch((error: unknown) => {
+      this.#released = undefined;
+      throw error;
+    });
     return this.#released;
   }
 

@@ -99,3 +99,18 @@ export const REDLOCK_DRIFT_FACTOR = 0.01;
 
 /** Fixed part of a RedLock's clock-drift allowance, ms. */
 export const REDLOCK_DRIFT_MS = 2;
+
+/**
+ * The holder's clock allows for this fraction of a lease, plus HOLD_DRIFT_MS, of clock-rate
+ * drift and timer lateness: a hold counts as lost that much before its key can expire in Redis.
+ */
+export const HOLD_DRIFT_FACTOR = 0.01;
+
+/** Fixed part of the holder's clock margin, ms (timers on a busy event loop fire late). */
+export const HOLD_DRIFT_MS = 10;
+
+/** How long a release waits for Redis before it rejects (it goes on in the background), ms. */
+export const RELEASE_TIMEOUT_MS = 5_000;
+
+/** The longest a resent final release or forceUnlock is answered from its record, ms. */
+export const RECORD_MAX_MS = 60_000;

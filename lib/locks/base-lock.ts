@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
 import { currentContext, newContextId, ownerId, runInNewContext } from '../context.js';
 import type { LockCore } from '../core.js';
-import { LockAcquireTimeoutError, LockLostError, LockNotHeldError, LockReplicationError, ScriptStatus } from '../errors.js';
+import { LockAcquireTimeoutError, LockNotHeldError, LockReplicationError, toLockError, type LockOperation } from '../errors.js';
+import type { Hold, RenewTarget } from '../holds.js';
 import { lockKeys, type LockKeys, type WaitTarget } from '../keys.js';
 import { Lease } from '../lease.js';
 import { WaiterMode, type RedisConnection } from '../scripts/registry.js';
@@ -14,7 +15,8 @@ import {
   WATCHDOG_LEASE,
 } from '../validate.js';
 import { acquireOnce, acquireWithin, type Acquired, type AttemptResult } from '../wait.js';
-import type { RenewTarget } from '../watchdog.js';
+import { releaseHold, type ReleaseTicket } from './hold-release.js';
+import { newRequestId } from './request-id.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
 
 function serverAddress(redis: RedisConnection): string {
@@ -32,14 +34,14 @@ export abstract class BaseLock implements RLock {
   readonly name: string;
   protected readonly core: LockCore;
   protected readonly keys: LockKeys;
-  /** Where this client remembers its unscoped holds of this lock. */
-  readonly #unscopedKey: string;
+  /** This lock and kind in the client's hold records: `${kind}\0${lock key}`. */
+  readonly #lockId: string;
 
   protected constructor(core: LockCore, name: unknown, kind: string) {
     this.name = checkLockName(name);
     this.core = core;
     this.keys = lockKeys(core.keyPrefix, this.name);
-    this.#unscopedKey = `${kind}\u0000${this.keys.lock}`;
+    this.#lockId = `${kind}\u0000${this.keys.lock}`;
   }
 
   /**
@@ -54,10 +56,11 @@ export abstract class BaseLock implements RLock {
   ): Promise<Acquired | false>;
 
   /**
-   * Releases one hold of `owner`; `reExpireMs` (0: keep) resets the TTL when holds remain.
-   * Resolves with the remaining hold count or ScriptStatus.NotHeld.
+   * Releases one hold of `owner`; `reExpireMs` (0: keep) is the TTL the lock keeps at least when
+   * holds remain. `requestId` makes a resend harmless; a final release is remembered `recordMs`
+   * for that. Resolves with the remaining hold count or ScriptStatus.NotHeld.
    */
-  protected abstract releaseFor(owner: string, reExpireMs: number): Promise<number>;
+  protected abstract releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number>;
 
   /** How the watchdog renews `owner`'s hold of this lock. */
   protected renewTarget(owner: string): RenewTarget {
@@ -117,27 +120,27 @@ export abstract class BaseLock implements RLock {
       return;
     }
     // Taken off the list now, not when Redis answers: concurrent unlocks must not pick the same hold.
-    const owners = this.core.unscopedOwners.get(this.#unscopedKey);
-    const owner = owners?.pop();
+    const owner = this.core.holds.takeUnscoped(this.#lockId);
     if (owner === undefined) throw this.#notHeld();
-    if (owners!.length === 0) this.core.unscopedOwners.delete(this.#unscopedKey);
     try {
       await this.#release(owner);
     } catch (error) {
       // Still held (the call failed): a retried unlock must find it.
-      if (!(error instanceof LockNotHeldError)) this.#rememberUnscoped(owner);
+      if (!(error instanceof LockNotHeldError) && this.core.holds.get(this.#lockId, owner)) {
+        this.core.holds.rememberUnscoped(this.#lockId, owner);
+      }
       throw error;
     }
   }
 
   async forceUnlock(): Promise<boolean> {
     await this.open();
-    return this.core.scripts.forceUnlock(this.keys, this.core.publish);
+    return this.core.scripts.forceUnlock(this.keys, this.core.publish, this.forceRequestId());
   }
 
   async isLocked(): Promise<boolean> {
     await this.open();
-    return (await this.core.redis.exists(this.keys.lock)) === 1;
+    return (await this.query(this.core.redis.exists(this.keys.lock))) === 1;
   }
 
   async isHeldByCurrentOwner(): Promise<boolean> {
@@ -148,12 +151,12 @@ export abstract class BaseLock implements RLock {
     await this.open();
     const owner = this.currentOwner();
     if (owner === undefined) return 0;
-    return Number((await this.core.redis.hget(this.keys.lock, owner)) ?? 0);
+    return Number((await this.query(this.core.redis.hget(this.keys.lock, owner))) ?? 0);
   }
 
   async remainTimeToLive(): Promise<number> {
     await this.open();
-    return this.core.redis.pttl(this.keys.lock);
+    return this.query(this.core.redis.pttl(this.keys.lock));
   }
 
   async acquire(options?: LockWaitOptions): Promise<Lease> {
@@ -166,7 +169,7 @@ export abstract class BaseLock implements RLock {
         lockName: this.name,
       });
     }
-    return this.#lease(owner, leaseMs, acquired);
+    return this.#lease(owner, acquired);
   }
 
   async withLock<T>(fn: (lease: Lease) => T | Promise<T>, options?: LockWaitOptions): Promise<T> {
@@ -218,13 +221,27 @@ export abstract class BaseLock implements RLock {
 
   /** Releases one hold of `owner` quietly: for acquisitions nobody waits for any more. */
   protected abandon(owner: string): void {
-    this.releaseFor(owner, 0).catch((error: unknown) => this.core.events.emit('error', error));
+    this.releaseFor(owner, 0, newRequestId(), 1_000).catch((error: unknown) => this.core.events.emit('error', error));
+  }
+
+  /** A forceUnlock's request id: unique across clients, since its record is the lock's. */
+  protected forceRequestId(): string {
+    return `${this.core.clientId}:${newRequestId()}`;
+  }
+
+  /** A read-only call's answer; a failure from Redis as a LockRedisError. */
+  protected async query<T>(call: Promise<T>, operation: LockOperation = 'query'): Promise<T> {
+    try {
+      return await call;
+    } catch (error) {
+      throw toLockError(error, operation, this.name);
+    }
   }
 
   /** The owner whose holds unlock and the queries concern; undefined outside a context with no unscoped hold. */
   protected currentOwner(): string | undefined {
     const context = currentContext();
-    return context ? ownerId(this.core.clientId, context.id) : this.core.unscopedOwners.get(this.#unscopedKey)?.at(-1);
+    return context ? ownerId(this.core.clientId, context.id) : this.core.holds.latestUnscoped(this.#lockId);
   }
 
   async #acquire(
@@ -237,9 +254,18 @@ export abstract class BaseLock implements RLock {
     const acquired = await this.acquireFor(owner, waitMs, leaseMs, signal);
     if (acquired === false) return false;
     if (this.core.syncReplicas) await this.#confirmReplicas(owner);
-    // Synchronously with the reply: renewal must be registered before user code runs.
-    if (leaseMs === WATCHDOG_LEASE) this.core.watchdog.track(this.renewTarget(owner), owner, acquired.sentAt);
-    if (!currentContext()) this.#rememberUnscoped(owner);
+    // Synchronously with the reply: the holder's clock (and renewal) start before user code runs.
+    const watchdog = leaseMs === WATCHDOG_LEASE;
+    this.core.holds.acquired({
+      lockId: this.#lockId,
+      owner,
+      target: this.renewTarget(owner),
+      unscoped: !currentContext(),
+      sentAt: acquired.sentAt,
+      ttlMs: this.ttlFor(leaseMs),
+      watchdog,
+    });
+    if (watchdog) this.core.watchdog.kick();
     this.core.events.emit('acquired', { name: this.name, owner });
     return acquired;
   }
@@ -250,13 +276,13 @@ export abstract class BaseLock implements RLock {
     if (!ack) return;
     let acks: number;
     try {
-      acks = await this.core.scripts.waitForReplicas(this.keys.lock, ack);
+      acks = await this.core.scripts.waitForReplicas(this.keys.lock, this.name, ack);
     } catch (error) {
       this.abandon(owner);
       throw error;
     }
     if (acks >= ack.replicas) return;
-    await this.releaseFor(owner, 0);
+    await this.releaseFor(owner, 0, newRequestId(), 1_000);
     throw new LockReplicationError(
       `lock "${this.name}" was acquired but confirmed by ${acks} of ${ack.replicas} replicas within ` +
         `${ack.timeoutMs} ms, so it was released again`,
@@ -272,67 +298,28 @@ export abstract class BaseLock implements RLock {
     await this.core.ready();
   }
 
-  async #release(owner: string): Promise<number> {
-    const { watchdog } = this.core;
-    const target = this.renewTarget(owner);
-    const reExpireMs = watchdog.get(target) ? this.core.watchdogTimeoutMs : 0;
-    watchdog.beginRelease(target);
-    const epoch = this.core.connectionEpoch();
-    let left: number | undefined;
-    try {
-      left = await this.releaseFor(owner, reExpireMs);
-      // ioredis resends unanswered commands after a reconnect. A final release that ran
-      // before the connection dropped finds nothing to release when resent: that is success.
-      if (left === ScriptStatus.NotHeld && this.core.connectionEpoch() !== epoch) left = 0;
-    } finally {
-      watchdog.endRelease(target, left);
-    }
-    if (left <= 0) this.#forgetUnscoped(owner);
-    if (left === ScriptStatus.NotHeld) throw this.#notHeld();
-    if (left === 0) this.core.events.emit('released', { name: this.name, owner });
-    return left;
+  /** Releases one hold of `owner` (see releaseHold); `ticket` ties a Lease's retries together. */
+  #release(owner: string, ticket?: ReleaseTicket): Promise<number> {
+    const hold = this.core.holds.get(this.#lockId, owner);
+    // Nothing held here: never taken, released, or its lease ran out.
+    if (!hold || !this.core.holds.isCurrent(hold)) return Promise.reject(this.#notHeld());
+    return releaseHold(this.core, this.name, hold, (...args) => this.releaseFor(...args), ticket);
   }
 
-  #rememberUnscoped(owner: string): void {
-    const owners = this.core.unscopedOwners.get(this.#unscopedKey);
-    if (owners) owners.push(owner);
-    else this.core.unscopedOwners.set(this.#unscopedKey, [owner]);
-  }
-
-  #forgetUnscoped(owner: string): void {
-    const owners = this.core.unscopedOwners.get(this.#unscopedKey);
-    const at = owners?.lastIndexOf(owner) ?? -1;
-    if (at === -1) return;
-    owners!.splice(at, 1);
-    if (owners!.length === 0) this.core.unscopedOwners.delete(this.#unscopedKey);
-  }
-
-  #lease(owner: string, leaseMs: number, acquired: Acquired): Lease {
+  #lease(owner: string, acquired: Acquired): Lease {
     const controller = new AbortController();
-    const hold = leaseMs === WATCHDOG_LEASE ? this.core.watchdog.get(this.renewTarget(owner)) : undefined;
+    const hold: Hold | undefined = this.core.holds.get(this.#lockId, owner);
     hold?.leases.add(controller);
-    let expiry: NodeJS.Timeout | undefined;
-    if (leaseMs !== WATCHDOG_LEASE) {
-      // A fixed lease is not renewed: tell the holder when it has run out.
-      expiry = setTimeout(() => {
-        const error = new LockLostError(`lease of lock "${this.name}" ran out before release`, 'expired', {
-          lockName: this.name,
-        });
-        controller.abort(error);
-        this.core.events.emit('lost', { name: this.name, owner, reason: 'expired' });
-      }, Math.max(0, leaseMs - (performance.now() - acquired.sentAt)));
-      expiry.unref();
-    }
+    const ticket: ReleaseTicket = {};
     return new Lease({
       name: this.name,
       owner,
       signal: controller.signal,
       token: acquired.token,
       release: async () => {
-        clearTimeout(expiry);
         hold?.leases.delete(controller);
         try {
-          await this.#release(owner);
+          await this.#release(owner, ticket);
         } catch (error) {
           // Already reported through the signal and `lost`: releasing a lost lock is no news.
           if (!(controller.signal.aborted && error instanceof LockNotHeldError)) throw error;
@@ -349,5 +336,4 @@ export abstract class BaseLock implements RLock {
   #notHeld(): LockNotHeldError {
     return new LockNotHeldError(`lock "${this.name}" is not held by the current owner`, { lockName: this.name });
   }
-
 }

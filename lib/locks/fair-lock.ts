@@ -19,7 +19,7 @@ export class FairLock extends BaseLock {
 
   override async forceUnlock(): Promise<boolean> {
     await this.open();
-    return this.core.scripts.fairForceUnlock(this.keys, this.core.publish);
+    return this.core.scripts.fairForceUnlock(this.keys, this.core.publish, this.forceRequestId());
   }
 
   protected override acquireFor(
@@ -33,7 +33,7 @@ export class FairLock extends BaseLock {
     const waitTimeoutMs = core.fairLockWaitTimeoutMs;
     const attempt = async (waiterId: string): Promise<FairAttempt> => {
       const sentAt = performance.now();
-      const recheckMs = await core.scripts.fairAcquire(keys, owner, ttlMs, waiterId, waitTimeoutMs);
+      const recheckMs = await core.scripts.fairAcquire(keys, owner, ttlMs, waiterId, waitTimeoutMs, newRequestId());
       return recheckMs === null ? { acquired: true, sentAt } : { acquired: false, recheckMs };
     };
     const abandon = (): void => this.abandon(owner);
@@ -53,8 +53,8 @@ export class FairLock extends BaseLock {
     });
   }
 
-  protected override releaseFor(owner: string, reExpireMs: number): Promise<number> {
+  protected override releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number> {
     const { core } = this;
-    return core.scripts.fairRelease(this.keys, owner, reExpireMs, newRequestId(), core.publish);
+    return core.scripts.fairRelease(this.keys, owner, reExpireMs, requestId, core.publish, recordMs);
   }
 }

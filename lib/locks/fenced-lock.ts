@@ -39,7 +39,7 @@ export class FencedLock extends BaseLock implements RFencedLock {
 
   async getToken(): Promise<number | null> {
     await this.open();
-    const token = await this.core.redis.hget(this.#keys.lock, 'token');
+    const token = await this.query(this.core.redis.hget(this.#keys.lock, 'token'));
     return token === null ? null : Number(token);
   }
 
@@ -53,14 +53,14 @@ export class FencedLock extends BaseLock implements RFencedLock {
     const ttlMs = this.ttlFor(leaseMs);
     return this.acquireWaiting(this.#wait, owner, waitMs, signal, async (mode) => {
       const sentAt = performance.now();
-      const reply = await core.scripts.fencedAcquire(this.#keys, owner, ttlMs, core.clientId, mode);
+      const reply = await core.scripts.fencedAcquire(this.#keys, owner, ttlMs, core.clientId, mode, newRequestId());
       return 'token' in reply ? { acquired: true, sentAt, token: reply.token } : { acquired: false, ttlMs: reply.ttlMs };
     });
   }
 
-  protected override releaseFor(owner: string, reExpireMs: number): Promise<number> {
+  protected override releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number> {
     const { core } = this;
-    return core.scripts.release(this.#keys, owner, reExpireMs, newRequestId(), core.publish);
+    return core.scripts.release(this.#keys, owner, reExpireMs, requestId, core.publish, recordMs);
   }
 }
 

@@ -1,5 +1,4 @@
 import type { LockCore } from '../core.js';
-import { ScriptStatus } from '../errors.js';
 import { exclusiveWait, type WaitTarget } from '../keys.js';
 import type { Acquired } from '../wait.js';
 import { BaseLock } from './base-lock.js';
@@ -28,14 +27,14 @@ export class ReentrantLock extends BaseLock implements NodeLockSource {
     const ttlMs = this.ttlFor(leaseMs);
     return this.acquireWaiting(this.#wait, owner, waitMs, signal, async (mode) => {
       const sentAt = performance.now();
-      const holderTtl = await core.scripts.acquire(keys, owner, ttlMs, core.clientId, mode);
+      const holderTtl = await core.scripts.acquire(keys, owner, ttlMs, core.clientId, mode, newRequestId());
       return holderTtl === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: holderTtl };
     });
   }
 
-  protected override releaseFor(owner: string, reExpireMs: number): Promise<number> {
+  protected override releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number> {
     const { core } = this;
-    return core.scripts.release(this.keys, owner, reExpireMs, newRequestId(), core.publish);
+    return core.scripts.release(this.keys, owner, reExpireMs, requestId, core.publish, recordMs);
   }
 
   /** This lock as one node of a RedLock (package-internal). */
@@ -50,14 +49,11 @@ export class ReentrantLock extends BaseLock implements NodeLockSource {
       keys,
       attempt: async (owner, ttlMs, mode) => {
         await open();
-        return core.scripts.acquire(keys, owner, ttlMs, core.clientId, mode);
+        return core.scripts.acquire(keys, owner, ttlMs, core.clientId, mode, newRequestId());
       },
-      release: async (owner, reExpireMs) => {
+      release: async (owner, reExpireMs, recordMs) => {
         await open();
-        const epoch = core.connectionEpoch();
-        const left = await this.releaseFor(owner, reExpireMs);
-        // As in BaseLock: a final release resent after a reconnect finds nothing left to release.
-        return left === ScriptStatus.NotHeld && core.connectionEpoch() !== epoch ? 0 : left;
+        return this.releaseFor(owner, reExpireMs, newRequestId(), recordMs);
       },
       renew: async (owner, ttlMs) => {
         await open();
@@ -66,7 +62,7 @@ export class ReentrantLock extends BaseLock implements NodeLockSource {
       },
       holdCount: async (owner) => {
         await open();
-        return Number((await core.redis.hget(keys.lock, owner)) ?? 0);
+        return Number((await this.query(core.redis.hget(keys.lock, owner))) ?? 0);
       },
     };
   }

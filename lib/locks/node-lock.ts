@@ -27,10 +27,11 @@ export interface NodeLock {
    */
   attempt(owner: string, ttlMs: number, mode: WaiterMode): Promise<number | null>;
   /**
-   * Releases one hold; `reExpireMs` (0: keep) resets the TTL when holds remain. Resolves with
-   * the hold count left, or ScriptStatus.NotHeld.
+   * Releases one hold; `reExpireMs` (0: keep) is the TTL the lock keeps at least when holds
+   * remain; a final release is remembered `recordMs` to answer a resend. Resolves with the hold
+   * count left, or ScriptStatus.NotHeld.
    */
-  release(owner: string, reExpireMs: number): Promise<number>;
+  release(owner: string, reExpireMs: number, recordMs: number): Promise<number>;
   /** Resets the TTL to `ttlMs` if `owner` still holds the lock; never re-acquires. */
   renew(owner: string, ttlMs: number): Promise<RenewStatus>;
   /** `owner`'s hold count on this node, 0 if none. */

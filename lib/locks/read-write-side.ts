@@ -2,7 +2,7 @@ import type { LockCore } from '../core.js';
 import { readWriteKeys, type ReadWriteKeys, type WaitTarget } from '../keys.js';
 import type { ReadWriteState, WaiterMode } from '../scripts/registry.js';
 import type { Acquired, AttemptResult } from '../wait.js';
-import type { RenewTarget } from '../watchdog.js';
+import type { RenewTarget } from '../holds.js';
 import { BaseLock } from './base-lock.js';
 
 /** One side of a read-write lock (layout: lib/scripts/read-write-holds.lua). */
@@ -47,7 +47,7 @@ export abstract class ReadWriteSide extends BaseLock {
   /** Deletes the lock if it is held in this side's mode (a writer's own read holds go with it). */
   override async forceUnlock(): Promise<boolean> {
     await this.open();
-    return this.core.scripts.readWriteForceUnlock(this.rwKeys, this.#mode, this.core.publish);
+    return this.core.scripts.readWriteForceUnlock(this.rwKeys, this.#mode, this.core.publish, this.forceRequestId());
   }
 
   /** True while some owner holds this side. */

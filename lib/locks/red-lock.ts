@@ -11,7 +11,7 @@ import {
 } from '../errors.js';
 import { exclusiveWait } from '../keys.js';
 import { Lease } from '../lease.js';
-import { REDLOCK_DEFAULTS, type RedLockOptions } from '../options.js';
+import { RECORD_MAX_MS, REDLOCK_DEFAULTS, type RedLockOptions } from '../options.js';
 import type { WaiterQueue } from '../pubsub/waiter-queue.js';
 import { fanOut, type FanOutResult } from '../redlock/fan-out.js';
 import { certain, driftOf, quorumError, quorumOf, tally, type Tally, type Verdict } from '../redlock/quorum.js';
@@ -32,6 +32,9 @@ import { nodeLockOf, RenewStatus, type NodeLock } from './node-lock.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
 
 const KNOWN_OPTIONS = new Set(['nodeTimeout', 'maxRenewals']);
+
+/** How long the record of an undo (a release nobody awaits) answers a resend, ms. */
+const UNDO_RECORD_MS = 1_000;
 
 /**
  * Holds of every RedLock in this process, by the RedLock's nodes and the owner: RedLocks built
@@ -369,7 +372,7 @@ export class RedLock implements RLock {
       round.answers.forEach((answer, i) => {
         if (answer === undefined || answer.kind === 'timeout') {
           round.calls[i]!.then(
-            (late) => (late === null ? nodes[i]!.release(owner, 0) : undefined),
+            (late) => (late === null ? nodes[i]!.release(owner, 0, UNDO_RECORD_MS) : undefined),
             () => undefined,
           ).catch(() => undefined);
         }
@@ -378,7 +381,7 @@ export class RedLock implements RLock {
     const targets = reentrant ? grantedNow : nodes.map((_, i) => i);
     await fanOut(
       targets.length,
-      (j) => nodes[targets[j]!]!.release(owner, 0),
+      (j) => nodes[targets[j]!]!.release(owner, 0, UNDO_RECORD_MS),
       this.#nodeTimeoutMs,
       (answers) => targets.every((node, j) => !grantedNow.includes(node) || answers[j] !== undefined),
     );
@@ -430,7 +433,10 @@ export class RedLock implements RLock {
         lost: (reason) => void this.#home.events.emit('lost', { name: this.name, owner, reason }),
         isOpen: () => this.#isOpen(),
         forget: (ended) => {
-          if (holds.get(key) === ended) holds.delete(key);
+          if (holds.get(key) !== ended) return;
+          holds.delete(key);
+          // A hold left to expire is forgotten with its owner: nothing grows with unreleased holds.
+          this.#forgetUnscoped(owner);
         },
       });
       holds.set(key, hold);
@@ -480,7 +486,7 @@ export class RedLock implements RLock {
     try {
       round = await fanOut(
         nodes.length,
-        (i) => nodes[i]!.release(owner, reExpireMs),
+        (i) => nodes[i]!.release(owner, reExpireMs, Math.min(RECORD_MAX_MS, this.#watchdogTtlMs)),
         this.#nodeTimeoutMs,
         (answers) => certain(tally(answers, heldByOwner), nodes.length),
       );
@@ -537,23 +543,17 @@ export class RedLock implements RLock {
 
   /** Remembers a hold taken outside any context (latest last), as BaseLock does. */
   #rememberUnscoped(owner: string): void {
-    const owners = this.#home.unscopedOwners.get(this.#unscopedKey);
-    if (owners) owners.push(owner);
-    else this.#home.unscopedOwners.set(this.#unscopedKey, [owner]);
+    this.#home.holds.rememberUnscoped(this.#unscopedKey, owner);
   }
 
   #forgetUnscoped(owner: string): void {
-    const owners = this.#home.unscopedOwners.get(this.#unscopedKey);
-    const at = owners?.lastIndexOf(owner) ?? -1;
-    if (at === -1) return;
-    owners!.splice(at, 1);
-    if (owners!.length === 0) this.#home.unscopedOwners.delete(this.#unscopedKey);
+    this.#home.holds.forgetUnscoped(this.#unscopedKey, owner);
   }
 
   /** The owner whose holds unlock and the queries concern. */
   #currentOwner(): string | undefined {
     const context = currentContext();
-    return context ? ownerId(this.#home.clientId, context.id) : this.#home.unscopedOwners.get(this.#unscopedKey)?.at(-1);
+    return context ? ownerId(this.#home.clientId, context.id) : this.#home.holds.latestUnscoped(this.#unscopedKey);
   }
 
   /** @throws LockClientClosedError when any of the nodes' clients is closed. */

@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import type { RedisConnection } from '../scripts/registry.js';
 import type { PubSubMode } from '../topology.js';
 
@@ -48,9 +49,21 @@ export class NoticeSubscriber {
   };
 
   readonly #onReady = (): void => {
-    if (this.#wasReady) this.#onResubscribed();
+    if (this.#wasReady) void this.#resyncOnceLive();
     this.#wasReady = true;
   };
+
+  /**
+   * ioredis emits `ready` (on the next tick) after writing its re-SUBSCRIBE, but before Redis
+   * answered it: a notice published in between reaches nobody, and a waiter that re-asked in
+   * that window would sleep through the release. A PING written now is answered after the
+   * re-SUBSCRIBE, so waiters re-ask once their channels are live again.
+   */
+  async #resyncOnceLive(): Promise<void> {
+    const conn = this.#attached?.conn;
+    if (conn && !conn.isCluster) await (conn as Redis).ping().catch(() => undefined);
+    this.#onResubscribed();
+  }
 
   readonly #onResubscribed = (): void => {
     for (const listener of this.#listeners.values()) listener.resync();

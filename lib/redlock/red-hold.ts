@@ -71,7 +71,7 @@ export class RedHold {
     this.#armExpiry();
     if (watchdog && !this.#watchdog) {
       this.#watchdog = true;
-      this.#scheduleRenewal(startedAt + this.#config.renewTtlMs / 3 - performance.now());
+      if (!this.#capped()) this.#scheduleRenewal(startedAt + this.#config.renewTtlMs / 3 - performance.now());
     }
   }
 

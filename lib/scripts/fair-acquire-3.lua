@@ -4,10 +4,11 @@
 -- KEYS[2] queue: waiter id -> ticket (arrival order)
 -- KEYS[3] timeouts: waiter id -> server time (ms) at which it loses its place
 -- ARGV[1] owner id
--- ARGV[2] lease, ms
+-- ARGV[2] lease, ms (a re-entry extends the TTL to it, never shortens it)
 -- ARGV[3] waiter id ('<client id>|<n>', one per waiting call); '' for a single attempt, which
 --         gets the lock only if it is free and nobody is queued (or re-enters), never queues
 -- ARGV[4] wait timeout, ms: how long a waiter keeps its place without checking in
+-- ARGV[5] request id of this call (no '=' or ';'): a resend is applied once (enter-hold.lua)
 -- Returns nil when acquired or re-entered. Otherwise the latest time to ask again, ms: for the
 -- head, the holder's PTTL; behind it, the time until the waiter ahead loses its place (a live
 -- one checks in long before). 0 after a failed single attempt.
@@ -15,9 +16,7 @@ local now = server_ms()
 drop_expired(KEYS[2], KEYS[3], now)
 local waiter = ARGV[3]
 
-local function take()
-  redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local function leave_queue()
   if waiter ~= '' then
     redis.call('ZREM', KEYS[2], waiter)
     redis.call('ZREM', KEYS[3], waiter)
@@ -28,11 +27,12 @@ local ttl = redis.call('PTTL', KEYS[1])
 if ttl == -2 then
   local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
   if head == nil or head == waiter then
-    take()
+    enter_hold(KEYS[1], ARGV[1], ARGV[5], ARGV[2], true)
+    leave_queue()
     return nil
   end
-elseif redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
-  take()
+elseif enter_hold(KEYS[1], ARGV[1], ARGV[5], ARGV[2], false) then
+  leave_queue()
   return nil
 end
 if waiter == '' then return 0 end

@@ -8,10 +8,15 @@
 -- ARGV[3] client id
 -- ARGV[4] waiter mode: '0' single attempt (no waiter bookkeeping); '1'-'4' waiting (with or
 --         without other local readers of this client, after a wake-up or not: waiter-set.lua)
+-- ARGV[5] request id of this call (no '=' or ';'): a resend is applied once (call-log.lua)
 -- Returns nil when acquired or re-entered; otherwise the ms until the writer's lease ends,
 -- which bounds the caller's sleep.
 local now = server_ms()
 rw_prune(KEYS[1], KEYS[2], now)
+
+local field, log_field = 'r:' .. ARGV[1], 'log:r:' .. ARGV[1]
+local state = redis.call('HMGET', KEYS[1], field, log_field)
+if logged_call(state[2], ARGV[5]) then return nil end
 
 local writer = redis.call('HMGET', KEYS[1], 'writer', 'wuntil')
 if writer[1] and writer[1] ~= ARGV[1] then
@@ -20,7 +25,8 @@ if writer[1] and writer[1] ~= ARGV[1] then
   return wait
 end
 
-redis.call('HINCRBY', KEYS[1], 'r:' .. ARGV[1], 1)
+local holds = (tonumber(state[1]) or 0) + 1
+redis.call('HSET', KEYS[1], field, holds, log_field, log_call(state[2], ARGV[5], holds))
 rw_extend_read(KEYS[2], ARGV[1], now + tonumber(ARGV[2]))
 rw_settle(KEYS[1], KEYS[2])
 -- Unlike a writer, a reader that got in leaves the waiter set even while other local readers

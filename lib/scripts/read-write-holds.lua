@@ -4,7 +4,7 @@
 --           'writes' -> its write hold count
 --           'wuntil' -> when its write lease ends, server ms
 --           'r:' .. owner id -> that owner's read hold count
---           'released:w:' / 'released:r:' .. owner id -> release logs (release-log.lua)
+--           'log:w:' / 'log:r:' .. owner id -> call logs (call-log.lua)
 --   readers sorted set: owner id -> when that owner's read lease ends, server ms
 -- Each reader has its own lease; both keys expire when the longest hold ends, so a lock whose
 -- holders all died disappears by itself.
@@ -15,13 +15,13 @@ local function rw_prune(hash, readers, now)
   local dead = redis.call('ZRANGEBYSCORE', readers, '-inf', now)
   if #dead > 0 then
     for _, owner in ipairs(dead) do
-      redis.call('HDEL', hash, 'r:' .. owner, 'released:r:' .. owner)
+      redis.call('HDEL', hash, 'r:' .. owner, 'log:r:' .. owner)
     end
     redis.call('ZREMRANGEBYSCORE', readers, '-inf', now)
   end
   local writer = redis.call('HMGET', hash, 'writer', 'wuntil')
   if writer[1] and tonumber(writer[2]) <= now then
-    redis.call('HDEL', hash, 'writer', 'writes', 'wuntil', 'released:w:' .. writer[1])
+    redis.call('HDEL', hash, 'writer', 'writes', 'wuntil', 'log:w:' .. writer[1])
   end
 end
 

@@ -1,5 +1,5 @@
 -- Watchdog renewal of many held locks in one call. Renews only where the expected owner still
--- holds the lock: never re-acquires.
+-- holds the lock: never re-acquires, and never shortens a longer lease a re-entry set.
 -- The lock keys are read from ARGV so that one body serves both ways of calling it:
 -- KEYS      the lock keys, when they all share one slot (standalone, or one slot of a Cluster);
 --           on a Redis 7 Cluster node batch, only the first (it routes the call to its node),
@@ -15,7 +15,7 @@ local renewed = {}
 for i = 1, n do
   local key, owner = ARGV[2 + i], ARGV[2 + n + i]
   if redis.call('HEXISTS', key, owner) == 1 then
-    redis.call('PEXPIRE', key, ARGV[1])
+    if redis.call('PTTL', key) < tonumber(ARGV[1]) then redis.call('PEXPIRE', key, ARGV[1]) end
     renewed[i] = 1
   elseif redis.call('EXISTS', key) == 1 then
     renewed[i] = 2

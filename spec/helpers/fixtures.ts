@@ -17,8 +17,13 @@ export interface LockFixture {
   redis(options?: RedisOptions, urlOverride?: string): Redis;
   /** A new LockClient on its own connection, with this test's prefix; closed after the test. */
   client(options?: LockClientOptions, connection?: Redis): LockClient;
-  /** Every key under this test's prefix (SCAN, never KEYS/FLUSHALL on a shared server). */
+  /**
+   * Every key under this test's prefix (SCAN, never KEYS/FLUSHALL on a shared server), except the
+   * short-lived records that answer resent calls (see `records`).
+   */
   keys(connection?: Redis): Promise<string[]>;
+  /** The records of final releases and forceUnlocks under this test's prefix, with their PTTLs. */
+  records(connection?: Redis): Promise<{ key: string; ttlMs: number }[]>;
   /** Registers anything with close() for cleanup. */
   track<T extends Closable>(thing: T): T;
 }
@@ -36,6 +41,19 @@ export function useLockFixture(): LockFixture {
     for (const thing of created.reverse()) await thing.close().catch(() => undefined);
     created.length = 0;
   });
+
+  const scanAll = async (connection?: Redis): Promise<string[]> => {
+    admin ??= new Redis(url);
+    const conn = connection ?? admin;
+    const found: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, batch] = await conn.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      found.push(...batch);
+    } while (cursor !== '0');
+    return found;
+  };
 
   const track = <T extends Closable>(thing: T): T => {
     created.push(thing);
@@ -55,17 +73,11 @@ export function useLockFixture(): LockFixture {
     url,
     redis,
     client: (options = {}, connection) => track(new LockClient(connection ?? redis(), { keyPrefix: prefix, ...options })),
-    keys: async (connection) => {
-      admin ??= new Redis(url);
-      const conn = connection ?? admin;
-      const found: string[] = [];
-      let cursor = '0';
-      do {
-        const [next, batch] = await conn.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1000);
-        cursor = next;
-        found.push(...batch);
-      } while (cursor !== '0');
-      return found;
+    keys: async (connection) => (await scanAll(connection)).filter((key) => !isRecord(key)),
+    records: async (connection) => {
+      const records = (await scanAll(connection)).filter(isRecord);
+      const conn = connection ?? admin!;
+      return Promise.all(records.map(async (key) => ({ key, ttlMs: await conn.pttl(key) })));
     },
     track,
   };
@@ -87,6 +99,9 @@ export class OverlapProbe {
     this.inside -= 1;
   }
 }
+
+/** A record that answers a resent final release or forceUnlock: it expires by itself. */
+export const isRecord = (key: string): boolean => key.includes(':rec:');
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

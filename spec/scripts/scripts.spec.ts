@@ -2,21 +2,23 @@ import { describe, expect, it } from 'vitest';
 import { exclusiveWait, lockKeys } from '../../lib/keys.js';
 import { LockScripts, WaiterMode } from '../../lib/scripts/registry.js';
 import { useLockFixture } from '../helpers/fixtures.js';
+import { requestIds } from '../helpers/request-ids.js';
 
 // The scripts called directly, without the client around them.
 describe('Lua scripts', () => {
   const fx = useLockFixture();
+  const rid = requestIds();
   const setup = () => {
     const redis = fx.redis();
-    return { redis, scripts: new LockScripts(redis), keys: lockKeys(fx.prefix, 'k') };
+    return { redis, scripts: new LockScripts(redis, ''), keys: lockKeys(fx.prefix, 'k') };
   };
 
   it('acquire: nil when acquired or re-entered, the holder PTTL otherwise', async () => {
     const { redis, scripts, keys } = setup();
-    expect(await scripts.acquire(keys, 'c1:1', 10_000, 'c1', WaiterMode.Single)).toBeNull();
-    expect(await scripts.acquire(keys, 'c1:1', 10_000, 'c1', WaiterMode.Single)).toBeNull();
+    expect(await scripts.acquire(keys, 'c1:1', 10_000, 'c1', WaiterMode.Single, rid())).toBeNull();
+    expect(await scripts.acquire(keys, 'c1:1', 10_000, 'c1', WaiterMode.Single, rid())).toBeNull();
     expect(await redis.hget(keys.lock, 'c1:1')).toBe('2');
-    const ttl = await scripts.acquire(keys, 'c2:1', 10_000, 'c2', WaiterMode.Single);
+    const ttl = await scripts.acquire(keys, 'c2:1', 10_000, 'c2', WaiterMode.Single, rid());
     expect(ttl).toBeGreaterThan(9_000);
     expect(ttl).toBeLessThanOrEqual(10_000);
     // A single attempt leaves no waiter registration.
@@ -25,10 +27,10 @@ describe('Lua scripts', () => {
 
   it('acquire: a waiting attempt registers its client once, in arrival order, with a TTL', async () => {
     const { redis, scripts, keys } = setup();
-    await scripts.acquire(keys, 'h:1', 10_000, 'h', WaiterMode.Single);
-    await scripts.acquire(keys, 'c1:1', 10_000, 'c1', WaiterMode.Alone);
-    await scripts.acquire(keys, 'c2:1', 10_000, 'c2', WaiterMode.Alone);
-    await scripts.acquire(keys, 'c1:2', 10_000, 'c1', WaiterMode.Shared);
+    await scripts.acquire(keys, 'h:1', 10_000, 'h', WaiterMode.Single, rid());
+    await scripts.acquire(keys, 'c1:1', 10_000, 'c1', WaiterMode.Alone, rid());
+    await scripts.acquire(keys, 'c2:1', 10_000, 'c2', WaiterMode.Alone, rid());
+    await scripts.acquire(keys, 'c1:2', 10_000, 'c1', WaiterMode.Shared, rid());
     expect(await redis.zrange(keys.waiters, 0, -1)).toEqual(['c1', 'c2']);
     const ttl = await redis.pttl(keys.waiters);
     expect(ttl).toBeGreaterThan(10_000);
@@ -38,49 +40,49 @@ describe('Lua scripts', () => {
   it('acquire: success in Alone mode leaves the waiter set, in Shared mode stays', async () => {
     const { redis, scripts, keys } = setup();
     await redis.zadd(keys.waiters, 1, 'c1', 2, 'c2');
-    expect(await scripts.acquire(keys, 'c1:1', 1_000, 'c1', WaiterMode.Alone)).toBeNull();
+    expect(await scripts.acquire(keys, 'c1:1', 1_000, 'c1', WaiterMode.Alone, rid())).toBeNull();
     expect(await redis.zrange(keys.waiters, 0, -1)).toEqual(['c2']);
-    expect(await scripts.acquire(keys, 'c2:1', 1_000, 'c2', WaiterMode.Shared)).not.toBeNull();
+    expect(await scripts.acquire(keys, 'c2:1', 1_000, 'c2', WaiterMode.Shared, rid())).not.toBeNull();
     await redis.del(keys.lock);
-    expect(await scripts.acquire(keys, 'c2:1', 1_000, 'c2', WaiterMode.Shared)).toBeNull();
+    expect(await scripts.acquire(keys, 'c2:1', 1_000, 'c2', WaiterMode.Shared, rid())).toBeNull();
     expect(await redis.zrange(keys.waiters, 0, -1)).toEqual(['c2']);
   });
 
   it('release: decrements once per request id, however often the call is resent', async () => {
     const { redis, scripts, keys } = setup();
-    for (let i = 0; i < 3; i += 1) await scripts.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single);
-    expect(await scripts.release(keys, 'o', 0, 'req-1', 'publish')).toBe(2);
-    expect(await scripts.release(keys, 'o', 0, 'req-1', 'publish')).toBe(2);
-    expect(await scripts.release(keys, 'o', 0, 'req-2', 'publish')).toBe(1);
-    expect(await scripts.release(keys, 'o', 0, 'req-1', 'publish')).toBe(2);
-    expect(await scripts.release(keys, 'o', 0, 'req-2', 'publish')).toBe(1);
+    for (let i = 0; i < 3; i += 1) await scripts.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid());
+    expect(await scripts.release(keys, 'o', 0, 'req-1', 'publish', 10_000)).toBe(2);
+    expect(await scripts.release(keys, 'o', 0, 'req-1', 'publish', 10_000)).toBe(2);
+    expect(await scripts.release(keys, 'o', 0, 'req-2', 'publish', 10_000)).toBe(1);
+    expect(await scripts.release(keys, 'o', 0, 'req-1', 'publish', 10_000)).toBe(2);
+    expect(await scripts.release(keys, 'o', 0, 'req-2', 'publish', 10_000)).toBe(1);
     expect(await redis.hget(keys.lock, 'o')).toBe('1');
-    expect(await scripts.release(keys, 'o', 0, 'req-3', 'publish')).toBe(0);
+    expect(await scripts.release(keys, 'o', 0, 'req-3', 'publish', 10_000)).toBe(0);
     // The log lived in the hash: nothing is left once the lock is free.
     expect(await fx.keys(redis)).toEqual([]);
-    expect(await scripts.release(keys, 'o', 0, 'req-4', 'publish')).toBe(-1);
+    expect(await scripts.release(keys, 'o', 0, 'req-4', 'publish', 10_000)).toBe(-1);
   });
 
   it('release: the release log stays short under endless nested lock/unlock', async () => {
     const { redis, scripts, keys } = setup();
-    await scripts.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single);
+    await scripts.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid());
     for (let i = 0; i < 200; i += 1) {
-      await scripts.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single);
-      expect(await scripts.release(keys, 'o', 0, `request-${i}`, 'publish')).toBe(1);
+      await scripts.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid());
+      expect(await scripts.release(keys, 'o', 0, `request-${i}`, 'publish', 10_000)).toBe(1);
     }
-    expect((await redis.hget(keys.lock, 'released:o'))!.length).toBeLessThanOrEqual(600);
+    expect((await redis.hget(keys.lock, 'log:o'))!.length).toBeLessThanOrEqual(600);
     // The latest calls are still answered from the log.
-    expect(await scripts.release(keys, 'o', 0, 'request-199', 'publish')).toBe(1);
+    expect(await scripts.release(keys, 'o', 0, 'request-199', 'publish', 10_000)).toBe(1);
   });
 
   it('release: re-expires remaining holds only when asked to', async () => {
     const { redis, scripts, keys } = setup();
-    await scripts.acquire(keys, 'o', 5_000, 'c', WaiterMode.Single);
-    await scripts.acquire(keys, 'o', 5_000, 'c', WaiterMode.Single);
-    await scripts.release(keys, 'o', 0, 'a', 'publish');
+    await scripts.acquire(keys, 'o', 5_000, 'c', WaiterMode.Single, rid());
+    await scripts.acquire(keys, 'o', 5_000, 'c', WaiterMode.Single, rid());
+    await scripts.release(keys, 'o', 0, 'a', 'publish', 10_000);
     expect(await redis.pttl(keys.lock)).toBeLessThanOrEqual(5_000);
-    await scripts.acquire(keys, 'o', 5_000, 'c', WaiterMode.Single);
-    await scripts.release(keys, 'o', 30_000, 'b', 'publish');
+    await scripts.acquire(keys, 'o', 5_000, 'c', WaiterMode.Single, rid());
+    await scripts.release(keys, 'o', 30_000, 'b', 'publish', 10_000);
     expect(await redis.pttl(keys.lock)).toBeGreaterThan(29_000);
   });
 
@@ -92,11 +94,11 @@ describe('Lua scripts', () => {
     await sub.subscribe(`${keys.wakePrefix}c1`, `${keys.wakePrefix}c2`);
     await redis.zadd(keys.waiters, 1, 'c1', 2, 'gone', 3, 'c2');
 
-    await scripts.acquire(keys, 'h', 10_000, 'h', WaiterMode.Single);
-    expect(await scripts.release(keys, 'h', 0, 'r1', 'publish')).toBe(0);
-    await scripts.acquire(keys, 'h', 10_000, 'h', WaiterMode.Single);
-    expect(await scripts.forceUnlock(keys, 'publish')).toBe(true);
-    expect(await scripts.forceUnlock(keys, 'publish')).toBe(false);
+    await scripts.acquire(keys, 'h', 10_000, 'h', WaiterMode.Single, rid());
+    expect(await scripts.release(keys, 'h', 0, 'r1', 'publish', 10_000)).toBe(0);
+    await scripts.acquire(keys, 'h', 10_000, 'h', WaiterMode.Single, rid());
+    expect(await scripts.forceUnlock(keys, 'publish', rid())).toBe(true);
+    expect(await scripts.forceUnlock(keys, 'publish', rid())).toBe(false);
     await new Promise((resolve) => setTimeout(resolve, 50));
     // c1 first; then 'gone' (no subscriber) is skipped and dropped, and c2 is woken.
     expect(woken).toEqual(['c1', 'c2']);
@@ -114,8 +116,8 @@ describe('Lua scripts', () => {
     const a = lockKeys(fx.prefix, 'a');
     const b = lockKeys(fx.prefix, 'b');
     const c = lockKeys(fx.prefix, 'c');
-    await scripts.acquire(a, 'o', 1_000, 'c', WaiterMode.Single);
-    await scripts.acquire(b, 'other', 1_000, 'c', WaiterMode.Single);
+    await scripts.acquire(a, 'o', 1_000, 'c', WaiterMode.Single, rid());
+    await scripts.acquire(b, 'other', 1_000, 'c', WaiterMode.Single, rid());
     expect(await scripts.renewMany('lock', [a.lock, b.lock, c.lock], ['o', 'o', 'o'], 20_000)).toEqual({ results: [1, 2, 0], acks: undefined });
     expect(await redis.pttl(a.lock)).toBeGreaterThan(19_000);
     expect(await redis.pttl(b.lock)).toBeLessThanOrEqual(1_000);

@@ -1,0 +1,230 @@
+import { LockLostError, type LockError, type LockLostReason } from './errors.js';
+import { HOLD_DRIFT_FACTOR, HOLD_DRIFT_MS } from './options.js';
+import type { RenewScript } from './scripts/registry.js';
+
+/** How the watchdog renews one hold, with which batched script. */
+export interface RenewTarget {
+  /** The lock's name, for events. */
+  readonly name: string;
+  /** The batched script that renews it. */
+  readonly script: RenewScript;
+  /** The keys that script needs for this hold (all in the lock's hash slot). */
+  readonly keys: readonly string[];
+  /** Who holds, as the script knows it: the owner id, or `r:`/`w:` + owner id on a read-write lock. */
+  readonly holder: string;
+}
+
+/** A release that failed (or got no answer in time) and goes on in the background. */
+export interface PendingRelease {
+  /** Sent again with every retry, so Redis applies the release once. */
+  readonly requestId: string;
+  readonly reExpireMs: number;
+  /** The hold count Redis answered once a retry got through; undefined while none has. */
+  left: number | undefined;
+}
+
+/** What the client knows of one owner's holds on one lock (re-entries share it). */
+export class Hold {
+  /** Holds confirmed by Redis: each needs one release. */
+  count = 0;
+  /** Renewed by the watchdog: some acquisition of it was in watchdog mode. */
+  watchdog = false;
+  /**
+   * The holder's clock (performance.now() ms): the send time of the latest acquisition or
+   * renewal Redis confirmed, plus its lease, minus the drift margin. Past it the hold may be
+   * gone in Redis.
+   */
+  validUntil = 0;
+  /** The last release is under way, or failed and is retried: the hold is no longer renewed. */
+  ending = false;
+  /** Releases sent and not yet answered: a renewal that finds the lock gone meanwhile is no loss. */
+  releasing = 0;
+  pending: PendingRelease | undefined;
+  /** Leases to abort when the hold is lost. */
+  readonly leases = new Set<AbortController>();
+
+  constructor(
+    readonly id: string,
+    /** The lock and kind, as `${kind}\0${lock key}`: where unscoped owners are listed. */
+    readonly lockId: string,
+    readonly owner: string,
+    readonly target: RenewTarget,
+    /** Taken outside any lock context: `unlock()` finds it through the unscoped list. */
+    readonly unscoped: boolean,
+  ) {}
+}
+
+/** The margin the holder's clock keeps before a lease of `ttlMs` can run out in Redis. */
+export function holdDrift(ttlMs: number): number {
+  return ttlMs * HOLD_DRIFT_FACTOR + HOLD_DRIFT_MS;
+}
+
+export interface HoldsListener {
+  /** The hold was lost (renewal found it gone or taken, or its clock ran out): tell the holder. */
+  lost(hold: Hold, reason: LockLostReason): void;
+}
+
+/** An acquisition Redis confirmed. */
+export interface Acquisition {
+  readonly lockId: string;
+  readonly owner: string;
+  readonly target: RenewTarget;
+  readonly unscoped: boolean;
+  /** performance.now() when the winning attempt was sent. */
+  readonly sentAt: number;
+  /** The lease it set in Redis, ms. */
+  readonly ttlMs: number;
+  readonly watchdog: boolean;
+}
+
+/**
+ * Every hold of one client, and the holder's clock: ONE timer, set to the earliest moment a hold
+ * may be gone in Redis. When it passes without a newer confirmation, the hold's Leases abort and
+ * `lost` ('expired') is emitted — whatever the connection is doing, and before the key can expire
+ * in Redis, so before anyone else can take the lock. A hold left to expire (a fixed lease never
+ * released) is forgotten then, so unreleased holds cost no memory.
+ */
+export class Holds {
+  readonly #holds = new Map<string, Hold>();
+  /** Per lock: the owners of the holds taken outside any context, latest last. */
+  readonly #unscoped = new Map<string, string[]>();
+  readonly #listener: HoldsListener;
+  #timer: NodeJS.Timeout | undefined;
+  #timerAt = Infinity;
+
+  constructor(listener: HoldsListener) {
+    this.#listener = listener;
+  }
+
+  get(lockId: string, owner: string): Hold | undefined {
+    return this.#holds.get(holdId(lockId, owner));
+  }
+
+  /** The holds the watchdog renews now. */
+  *watched(): Iterable<Hold> {
+    for (const hold of this.#holds.values()) if (hold.watchdog && !hold.ending && hold.count > 0) yield hold;
+  }
+
+  /** True while `hold` is the client's current record of its owner's holds. */
+  isCurrent(hold: Hold): boolean {
+    return this.#holds.get(hold.id) === hold;
+  }
+
+  /** Counts a confirmed acquisition (or re-entry) and moves the holder's clock. */
+  acquired(a: Acquisition): Hold {
+    const id = holdId(a.lockId, a.owner);
+    let hold = this.#holds.get(id);
+    if (!hold || hold.count === 0) {
+      hold = new Hold(id, a.lockId, a.owner, a.target, a.unscoped);
+      this.#holds.set(id, hold);
+      if (a.unscoped) this.rememberUnscoped(a.lockId, a.owner);
+    }
+    hold.count += 1;
+    hold.ending = false;
+    if (a.watchdog) hold.watchdog = true;
+    this.confirmed(hold, a.sentAt, a.ttlMs);
+    return hold;
+  }
+
+  /** Redis confirmed the hold with a lease of `ttlMs` for a call sent at `sentAt`. */
+  confirmed(hold: Hold, sentAt: number, ttlMs: number): void {
+    // Re-entry never shortens: the key's TTL only grows (see extend_ttl in the scripts).
+    hold.validUntil = Math.max(hold.validUntil, sentAt + ttlMs - holdDrift(ttlMs));
+    this.#arm(hold.validUntil);
+  }
+
+  /** Forgets the hold (released, lost, or gone with its lease). */
+  end(hold: Hold): void {
+    if (this.#holds.get(hold.id) !== hold) return;
+    this.#holds.delete(hold.id);
+    if (hold.unscoped) this.forgetUnscoped(hold.lockId, hold.owner);
+  }
+
+  /** The hold is lost: forget it, abort its Leases with `error`, and tell the listener. */
+  lose(hold: Hold, reason: LockLostReason, error: LockError): void {
+    if (!this.isCurrent(hold)) return;
+    this.end(hold);
+    for (const lease of hold.leases) lease.abort(error);
+    this.#listener.lost(hold, reason);
+  }
+
+  /** The owner of this client's latest unscoped hold on the lock. */
+  latestUnscoped(lockId: string): string | undefined {
+    return this.#unscoped.get(lockId)?.at(-1);
+  }
+
+  /** Takes the latest unscoped owner off the list (an unlock is on its way for it). */
+  takeUnscoped(lockId: string): string | undefined {
+    const owners = this.#unscoped.get(lockId);
+    const owner = owners?.pop();
+    if (owners?.length === 0) this.#unscoped.delete(lockId);
+    return owner;
+  }
+
+  /** Lists an unscoped owner (latest last), or puts it back after its unlock failed. */
+  rememberUnscoped(lockId: string, owner: string): void {
+    const owners = this.#unscoped.get(lockId);
+    if (!owners) this.#unscoped.set(lockId, [owner]);
+    else if (!owners.includes(owner)) owners.push(owner);
+  }
+
+  forgetUnscoped(lockId: string, owner: string): void {
+    const owners = this.#unscoped.get(lockId);
+    const at = owners?.lastIndexOf(owner) ?? -1;
+    if (at === -1) return;
+    owners!.splice(at, 1);
+    if (owners!.length === 0) this.#unscoped.delete(lockId);
+  }
+
+  /**
+   * The client closes: watchdog holds will not be renewed any more, so their Leases abort with
+   * `error`; fixed leases keep their clock and are told when they run out.
+   */
+  close(error: LockError): void {
+    for (const hold of [...this.#holds.values()]) {
+      if (!hold.watchdog) continue;
+      this.end(hold);
+      for (const lease of hold.leases) lease.abort(error);
+    }
+  }
+
+  /** Makes the one timer fire no later than `at`. */
+  #arm(at: number): void {
+    if (this.#timer && this.#timerAt <= at) return;
+    clearTimeout(this.#timer);
+    this.#timerAt = at;
+    this.#timer = setTimeout(() => this.#tick(), Math.max(0, at - performance.now()));
+    this.#timer.unref();
+  }
+
+  #tick(): void {
+    this.#timer = undefined;
+    this.#timerAt = Infinity;
+    // Timers may fire a fraction of a ms early.
+    const now = performance.now() + 1;
+    let next = Infinity;
+    for (const hold of [...this.#holds.values()]) {
+      if (hold.validUntil > now) next = Math.min(next, hold.validUntil);
+      else this.#expire(hold);
+    }
+    if (next !== Infinity) this.#arm(next);
+  }
+
+  #expire(hold: Hold): void {
+    // A release under way, or a fixed lease nobody holds a Lease of: nobody to tell.
+    if (hold.ending || hold.count === 0 || (!hold.watchdog && hold.leases.size === 0)) {
+      this.end(hold);
+      return;
+    }
+    const error = new LockLostError(
+      `lock "${hold.target.name}" may have expired: no renewal or acquisition was confirmed within its lease`,
+      'expired',
+      { lockName: hold.target.name },
+    );
+    this.lose(hold, 'expired', error);
+  }
+}
+
+function holdId(lockId: string, owner: string): string {
+  return `${lockId}\u0000${owner}`;
+}

@@ -1,0 +1,143 @@
+import type { LockCore } from '../core.js';
+import { LockNotHeldError, LockRedisError, ScriptStatus, toLockError } from '../errors.js';
+import type { Hold, PendingRelease } from '../holds.js';
+import { RECORD_MAX_MS, RELEASE_TIMEOUT_MS } from '../options.js';
+import { raceDeadline, TIMED_OUT } from '../wait.js';
+import { newRequestId } from './request-id.js';
+
+/** Sends one release call: the lock kind's script. */
+export type SendRelease = (owner: string, reExpireMs: number, requestId: string, recordMs: number) => Promise<number>;
+
+/** Where a Lease remembers its release once it failed, so that a retry sends the same request. */
+export interface ReleaseTicket {
+  pending?: PendingRelease;
+}
+
+/** First and last pause between background retries of a failed release, ms. */
+const RETRY_FIRST_MS = 50;
+const RETRY_MAX_MS = 1_000;
+
+/**
+ * How long a final release's record must answer a resend: until the holder's clock runs out
+ * (after that the hold is given up either way), plus a second, within [1 s, RECORD_MAX_MS].
+ */
+function recordMsFor(hold: Hold): number {
+  return Math.min(RECORD_MAX_MS, Math.max(1_000, Math.ceil(hold.validUntil - performance.now()) + 1_000));
+}
+
+/**
+ * Releases one of `hold`'s holds: Redis' answer decides. When the call fails or gets no answer
+ * in time (RELEASE_TIMEOUT_MS, or the holder's clock, whichever is first), the caller gets a
+ * LockRedisError and the same request goes on being retried in the background until Redis
+ * answers or the hold's lease is over; a last hold is no longer renewed meanwhile, so the lock is
+ * free at the latest when its lease ends. A retry (`unlock()` again, or the same Lease's
+ * `release()` again, `ticket`) sends the same request, so it is applied once.
+ * Resolves with the holds left.
+ */
+export function releaseHold(core: LockCore, name: string, hold: Hold, send: SendRelease, ticket?: ReleaseTicket): Promise<number> {
+  const retry = ticket ? ticket.pending : hold.pending;
+  if (retry && hold.pending === retry) {
+    if (retry.left === undefined) return attempt(core, name, hold, send, retry);
+    // The background retry got through: the answer was applied then; hand it over now.
+    hold.pending = undefined;
+    if (hold.count === 0) core.holds.end(hold);
+    if (retry.left === ScriptStatus.NotHeld) return Promise.reject(notHeld(name));
+    return Promise.resolve(retry.left);
+  }
+  const pending: PendingRelease = {
+    requestId: newRequestId(),
+    reExpireMs: hold.watchdog ? core.watchdogTimeoutMs : 0,
+    left: undefined,
+  };
+  if (ticket) ticket.pending = pending;
+  // The last hold stops being renewed now: if the release never gets through, the lease ends.
+  if (hold.count <= 1) hold.ending = true;
+  return attempt(core, name, hold, send, pending);
+}
+
+async function attempt(core: LockCore, name: string, hold: Hold, send: SendRelease, pending: PendingRelease): Promise<number> {
+  hold.releasing += 1;
+  const call = send(hold.owner, pending.reExpireMs, pending.requestId, recordMsFor(hold));
+  void call.then(
+    () => (hold.releasing -= 1),
+    () => (hold.releasing -= 1),
+  );
+  try {
+    const deadline = Math.min(performance.now() + RELEASE_TIMEOUT_MS, hold.validUntil);
+    const left = await raceDeadline(call, deadline);
+    if (left === TIMED_OUT) {
+      throw new LockRedisError(`release of lock "${name}" got no answer in time; it is retried in the background`, 'release', {
+        lockName: name,
+      });
+    }
+    pending.left = left;
+    if (hold.pending === pending) hold.pending = undefined;
+    return settle(core, name, hold, left);
+  } catch (error) {
+    if (error instanceof LockNotHeldError) throw error;
+    if (hold.pending !== pending) {
+      hold.pending = pending;
+      void finishInBackground(core, name, hold, send, pending, call);
+    }
+    throw toLockError(error, 'release', name);
+  }
+}
+
+function notHeld(name: string): LockNotHeldError {
+  return new LockNotHeldError(`lock "${name}" is not held by the current owner`, { lockName: name });
+}
+
+/** Applies Redis' answer to the client's record of the hold. */
+function settle(core: LockCore, name: string, hold: Hold, left: number): number {
+  const { holds } = core;
+  if (left === ScriptStatus.NotHeld) {
+    holds.end(hold);
+    throw notHeld(name);
+  }
+  if (!holds.isCurrent(hold)) return left;
+  hold.count = left;
+  if (left === 0) {
+    holds.end(hold);
+    core.events.emit('released', { name, owner: hold.owner });
+  } else {
+    hold.ending = false;
+  }
+  return left;
+}
+
+/** Retries a failed release with the same request id until Redis answers or the lease is over. */
+async function finishInBackground(
+  core: LockCore,
+  name: string,
+  hold: Hold,
+  send: SendRelease,
+  pending: PendingRelease,
+  first: Promise<number>,
+): Promise<void> {
+  let call = first;
+  let pauseMs = RETRY_FIRST_MS;
+  for (;;) {
+    try {
+      const left = await call;
+      if (hold.pending !== pending || pending.left !== undefined) return;
+      pending.left = left;
+      if (!core.holds.isCurrent(hold)) return;
+      // Kept (count 0) until its lease is over or a retried release collects the answer.
+      hold.count = Math.max(0, left);
+      if (left > 0) hold.ending = false;
+      if (left === 0) core.events.emit('released', { name, owner: hold.owner });
+      return;
+    } catch {
+      // Reported once, to the caller; the lease bounds the retries.
+    }
+    await new Promise((resolve) => setTimeout(resolve, pauseMs).unref());
+    pauseMs = Math.min(pauseMs * 2, RETRY_MAX_MS);
+    if (hold.pending !== pending || pending.left !== undefined || !core.holds.isCurrent(hold) || performance.now() >= hold.validUntil) return;
+    try {
+      core.assertOpen();
+    } catch {
+      return;
+    }
+    call = send(hold.owner, pending.reExpireMs, pending.requestId, recordMsFor(hold));
+  }
+}

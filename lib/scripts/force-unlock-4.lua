@@ -1,0 +1,13 @@
+-- Delete the lock whoever holds it, and wake one waiting client; once per request id.
+-- KEYS[1] lock hash
+-- KEYS[2] waiter set
+-- KEYS[3] wake channel prefix (+ client id)
+-- KEYS[4] record prefix (forced-once.lua)
+-- ARGV[1] publish command: 'publish', 'spublish' or 'publish-cluster' (wake-one.lua)
+-- ARGV[2] request id of this call (unique per call, no '=' or ';')
+-- Returns 1 when a lock was deleted, 0 when there was none.
+return force_once(KEYS[4], ARGV[2], function()
+  if redis.call('DEL', KEYS[1]) == 0 then return 0 end
+  wake_one(KEYS[2], KEYS[3], ARGV[1])
+  return 1
+end)
