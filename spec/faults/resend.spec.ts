@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { LockClient, LockNotHeldError, RedLock, type LockClient as Client, type RLock } from '../../lib/index.js';
+import { LockClient, LockNotHeldError, RedLock, type RLock } from '../../lib/index.js';
 import { spawnRedis } from '../../tools/redis-server.js';
 import { sleep, until } from '../helpers/fixtures.js';
 import { useFaultRig } from '../helpers/fault-rig.js';
@@ -11,7 +11,7 @@ import { useFaultRig } from '../helpers/fault-rig.js';
 type Kind = 'lock' | 'fenced' | 'fair' | 'read' | 'write';
 const KINDS: Kind[] = ['lock', 'fenced', 'fair', 'read', 'write'];
 
-function lockOf(client: Client, kind: Kind, name: string): RLock {
+function lockOf(client: LockClient, kind: Kind, name: string): RLock {
   if (kind === 'fenced') return client.getFencedLock(name);
   if (kind === 'fair') return client.getFairLock(name);
   if (kind === 'read') return client.getReadWriteLock(name).readLock();
@@ -23,12 +23,12 @@ describe('resend: every changing call is applied once', () => {
   const rig = useFaultRig();
 
   /** A client whose command connection crosses the proxy, ready for the proxy to be armed. */
-  const proxied = async (): Promise<{ client: Client; redis: Redis }> => {
+  const proxied = async (): Promise<{ client: LockClient; redis: Redis }> => {
     const redis = rig.connect('proxy');
     await redis.ping();
     return { client: rig.client(redis), redis };
   };
-  const direct = (): Client => rig.client(rig.connect('direct'));
+  const direct = (): LockClient => rig.client(rig.connect('direct'));
   /** The lock's keys that exist on the server (a read-write lock also has its readers set). */
   const lockKeysLeft = async (name: string): Promise<number> => rig.admin.exists(rig.key(name), `${rig.key(name)}:readers`);
 
