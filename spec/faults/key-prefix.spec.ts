@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LockClient, RedLock, type Lease, type LockLostInfo, type RLock } from '../../lib/index.js';
+import { spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
+import { sleep, useLockFixture } from '../helpers/fixtures.js';
+
+// ioredis' own `keyPrefix` prefixes KEYS of every command it sends, not script ARGV. Every key
+// rlock touches (acquire, renew, release, wake-up) must be the prefixed one, or watchdog
+// renewals miss the lock and it is lost after one lease.
+
+const APP = 'app:';
+const WATCHDOG_MS = 900;
+/** Three renewals (every WATCHDOG_MS / 3) and more. */
+const HOLD_MS = 3_000;
+const NAME = 'prefixed';
+
+interface Kind {
+  readonly kind: string;
+  readonly lock: (client: LockClient, name: string) => RLock;
+  readonly rival: (client: LockClient, name: string) => RLock;
+}
+
+const KINDS: Kind[] = [
+  { kind: 'getLock', lock: (c, n) => c.getLock(n), rival: (c, n) => c.getLock(n) },
+  { kind: 'getFencedLock', lock: (c, n) => c.getFencedLock(n), rival: (c, n) => c.getFencedLock(n) },
+  { kind: 'getFairLock', lock: (c, n) => c.getFairLock(n), rival: (c, n) => c.getFairLock(n) },
+  { kind: 'writeLock', lock: (c, n) => c.getReadWriteLock(n).writeLock(), rival: (c, n) => c.getReadWriteLock(n).writeLock() },
+  { kind: 'readLock', lock: (c, n) => c.getReadWriteLock(n).readLock(), rival: (c, n) => c.getReadWriteLock(n).writeLock() },
+];
+
+/** Records `lost` events and `error` events of a client. */
+function watch(client: LockClient): { lost: LockLostInfo[]; errors: unknown[] } {
+  const seen = { lost: [] as LockLostInfo[], errors: [] as unknown[] };
+  client.on('lost', (info) => seen.lost.push(info));
+  client.on('error', (error) => seen.errors.push(error));
+  return seen;
+}
+
+describe('a connection with an ioredis keyPrefix', () => {
+  const f = useLockFixture();
+  const prefixed = (): Redis => f.redis({ keyPrefix: APP });
+  /** The lock's key as Redis sees it. */
+  const lockKey = (): string => `${APP}{${f.prefix}:${NAME}}`;
+
+  describe.each(KINDS)('$kind in watchdog mode', ({ lock: lockOf, rival: rivalOf }) => {
+    it('stays held through renewals', async () => {
+      const locks = f.client({ watchdogTimeout: WATCHDOG_MS }, prefixed());
+      const rival = f.client({ watchdogTimeout: WATCHDOG_MS }, prefixed());
+      const seen = watch(locks);
+      const lease = await lockOf(locks, NAME).acquire();
+      await sleep(HOLD_MS);
+      expect(seen.lost.map((info) => info.reason)).toEqual([]);
+      expect(lease.signal.aborted).toBe(false);
+      // Renewed every 300 ms to 900 ms: a fresh TTL, on the prefixed key.
+      expect(await f.redis().pttl(lockKey())).toBeGreaterThan(WATCHDOG_MS / 3);
+      expect(await rivalOf(rival, NAME).tryLock(0)).toBe(false);
+      await lease.release();
+      expect(await f.redis().exists(lockKey())).toBe(0);
+      expect(seen.errors).toEqual([]);
+    });
+  });
+
+  // Must keep working: wake-up channels are published under the prefix and subscribed to with it.
+  const WAKES: { case: string; holder: (c: LockClient) => RLock; waiter: (c: LockClient) => RLock }[] = [
+    { case: 'getLock', holder: (c) => c.getLock(NAME), waiter: (c) => c.getLock(NAME) },
+    { case: 'getFairLock', holder: (c) => c.getFairLock(NAME), waiter: (c) => c.getFairLock(NAME) },
+    { case: 'reader after a writer', holder: (c) => c.getReadWriteLock(NAME).writeLock(), waiter: (c) => c.getReadWriteLock(NAME).readLock() },
+    { case: 'writer after a reader', holder: (c) => c.getReadWriteLock(NAME).readLock(), waiter: (c) => c.getReadWriteLock(NAME).writeLock() },
+  ];
+
+  it.each(WAKES)('$case: a release wakes a waiter promptly', async ({ holder, waiter }) => {
+    const locks = f.client({}, prefixed());
+    const other = f.client({}, prefixed());
+    const lease = await holder(locks).acquire({ leaseTime: 20_000 });
+    const waiting = waitFor(waiter(other));
+    await sleep(300);
+    expect(waiting.settled()).toBe(false);
+    const releasedAt = performance.now();
+    await lease.release();
+    expect(await waiting.done).toBe(true);
+    expect(performance.now() - releasedAt).toBeLessThan(500);
+  });
+});
+
+/** Waits (10 s at most) for the lock, then releases it: `done` is whether it got it. */
+function waitFor(lock: RLock): { done: Promise<boolean>; settled: () => boolean } {
+  let settled = false;
+  const done = lock
+    .withLock(() => true, { waitTime: 10_000 })
+    .catch(() => false)
+    .finally(() => (settled = true));
+  return { done, settled: () => settled };
+}
+
+describe('RedLock over 3 servers whose connections have a keyPrefix', () => {
+  let servers: SpawnedRedis[] = [];
+  const opened: { close(): Promise<void> }[] = [];
+  let prefix = '';
+
+  beforeAll(async () => {
+    servers = await Promise.all([spawnRedis(), spawnRedis(), spawnRedis()]);
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.stop()));
+  });
+  afterEach(async () => {
+    for (const thing of opened.reverse()) await thing.close().catch(() => undefined);
+    opened.length = 0;
+  });
+
+  const connect = (server: SpawnedRedis, keyPrefix?: string): Redis => {
+    const conn = new Redis(server.url, { keyPrefix, maxRetriesPerRequest: 1 });
+    conn.on('error', () => undefined);
+    opened.push({ close: () => Promise.resolve(conn.disconnect()) });
+    return conn;
+  };
+  const redLock = (): { red: RedLock; home: LockClient } => {
+    const clients = servers.map((server) => {
+      const client = new LockClient(connect(server, APP), { keyPrefix: prefix, watchdogTimeout: WATCHDOG_MS });
+      opened.push(client);
+      return client;
+    });
+    return { red: new RedLock(...clients.map((client) => client.getLock(NAME))), home: clients[0]! };
+  };
+  const nodeTtls = (): Promise<number[]> =>
+    Promise.all(servers.map((server) => connect(server).pttl(`${APP}{${prefix}:${NAME}}`)));
+
+  it('stays held through renewals in watchdog mode', async () => {
+    prefix = `rlt-${randomUUID().slice(0, 8)}`;
+    const { red, home } = redLock();
+    const { red: rival } = redLock();
+    const seen = watch(home);
+    const lease: Lease = await red.acquire();
+    await sleep(HOLD_MS);
+    expect(seen.lost.map((info) => info.reason)).toEqual([]);
+    expect(lease.signal.aborted).toBe(false);
+    for (const ttl of await nodeTtls()) expect(ttl).toBeGreaterThan(WATCHDOG_MS / 3);
+    expect(await rival.tryLock(0)).toBe(false);
+    await lease.release();
+    expect(await nodeTtls()).toEqual([-2, -2, -2]);
+  });
+
+  it('a release wakes a waiting RedLock promptly (must keep working)', async () => {
+    prefix = `rlt-${randomUUID().slice(0, 8)}`;
+    const { red } = redLock();
+    const { red: other } = redLock();
+    const lease = await red.acquire({ leaseTime: 20_000 });
+    const waiting = waitFor(other);
+    await sleep(300);
+    expect(waiting.settled()).toBe(false);
+    const releasedAt = performance.now();
+    await lease.release();
+    expect(await waiting.done).toBe(true);
+    expect(performance.now() - releasedAt).toBeLessThan(500);
+  });
+});

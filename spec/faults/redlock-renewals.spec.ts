@@ -1,0 +1,75 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LockClient, LockLostError, RedLock, type LockEventInfo } from '../../lib/index.js';
+import { spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
+import { CommandRecorder } from '../helpers/command-stats.js';
+import { until } from '../helpers/fixtures.js';
+
+// `maxRenewals: 0` allows no renewal: a watchdog-mode RedLock hold lives for one lease and
+// then ends with `expired`. Today the first renewal runs before the cap is looked at.
+
+const WATCHDOG_MS = 1_500;
+
+describe('RedLock maxRenewals: 0', () => {
+  let servers: SpawnedRedis[] = [];
+  const opened: { close(): Promise<void> }[] = [];
+
+  beforeAll(async () => {
+    servers = await Promise.all([spawnRedis(), spawnRedis(), spawnRedis()]);
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.stop()));
+  });
+  afterEach(async () => {
+    for (const thing of opened.reverse()) await thing.close().catch(() => undefined);
+    opened.length = 0;
+  });
+
+  const clients = (): LockClient[] =>
+    servers.map((server) => {
+      const conn = new Redis(server.url);
+      opened.push({ close: () => Promise.resolve(conn.disconnect()) });
+      const client = new LockClient(conn, { watchdogTimeout: WATCHDOG_MS });
+      opened.push(client);
+      return client;
+    });
+
+  it('never renews: the Lease aborts with `expired` at the end of its first lease', async () => {
+    const nodes = clients();
+    const red = (name: string): RedLock => new RedLock(...nodes.map((client) => client.getLock(name)), { maxRenewals: 0 });
+    // Scripts are loaded (EVAL once) before recording: from then on one call is one EVALSHA.
+    await red('warm-up').withLock(() => undefined);
+    const recorder = await CommandRecorder.start(servers[0]!.url);
+    opened.push({ close: () => recorder.stop() });
+    const renewed: LockEventInfo[] = [];
+    nodes[0]!.on('renewed', (info) => renewed.push(info));
+
+    const startedAt = performance.now();
+    const lease = await red('capped').acquire();
+    let abortedAfterMs = 0;
+    lease.signal.addEventListener('abort', () => (abortedAfterMs = performance.now() - startedAt));
+    await until(() => lease.signal.aborted, 3 * WATCHDOG_MS);
+
+    expect(renewed).toEqual([]);
+    expect(lease.signal.reason).toBeInstanceOf(LockLostError);
+    expect((lease.signal.reason as LockLostError).reason).toBe('expired');
+    // One lease (minus the drift allowance), not one lease after a renewal at a third of it.
+    expect(abortedAfterMs).toBeGreaterThan(WATCHDOG_MS - 200);
+    expect(abortedAfterMs).toBeLessThan(WATCHDOG_MS + 300);
+    // Node 0 ran the acquisition only: no renewal script.
+    await recorder.stop();
+    expect(recorder.scriptCalls).toBe(1);
+  });
+
+  // Must keep working: maxRenewals: 1 renews exactly once, then expires.
+  it('maxRenewals: 1 renews once, then the Lease aborts with `expired`', async () => {
+    const nodes = clients();
+    const red = new RedLock(...nodes.map((client) => client.getLock('capped-1')), { maxRenewals: 1 });
+    const renewed: LockEventInfo[] = [];
+    nodes[0]!.on('renewed', (info) => renewed.push(info));
+    const lease = await red.acquire();
+    await until(() => lease.signal.aborted, 4 * WATCHDOG_MS);
+    expect(renewed).toHaveLength(1);
+    expect((lease.signal.reason as LockLostError).reason).toBe('expired');
+  });
+});

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { sleep, until } from '../helpers/fixtures.js';
+import { useFaultRig } from '../helpers/fault-rig.js';
+
+// After the pub/sub connection comes back, a waiter asks Redis again (a release may have been
+// published while it was down). It must ask once the re-subscription is live: a release
+// published between its ask and the SUBSCRIBE reaching Redis would otherwise wake nobody, and
+// the waiter would sleep until the holder's lease ran out.
+
+const UP_LATENCY_MS = 400;
+
+describe('resubscribe: waiters re-ask only once the re-subscription is live', () => {
+  const rig = useFaultRig();
+
+  it('a release published while the re-SUBSCRIBE is on its way still wakes the waiter', async () => {
+    const holder = rig.client(rig.connect('direct')).getLock('sub');
+    await holder.lock(20_000);
+
+    const subscriber = rig.connect('proxy');
+    await subscriber.ping();
+    const waiterClient = rig.client(rig.connect('direct'), { subscriber });
+    let gotAt = Infinity;
+    const waiting = waiterClient
+      .getLock('sub')
+      .tryLock(15_000, 30_000)
+      .then(
+        (got) => {
+          gotAt = performance.now();
+          return got;
+        },
+        (error: unknown) => error,
+      );
+    const channel = `${rig.key('sub')}:wake:${waiterClient.id}`;
+    await until(async () => (await rig.admin.pubsub('NUMSUB', channel))[1] === 1);
+
+    // Drop the pub/sub connection; its SUBSCRIBE will reach Redis 400 ms after `ready`.
+    rig.proxy.resetAll();
+    rig.proxy.latency({ up: UP_LATENCY_MS });
+    await new Promise<void>((resolve) => subscriber.once('ready', () => resolve()));
+    await sleep(100);
+    const releasedAt = performance.now();
+    await holder.unlock();
+
+    // Bounded: today the waiter would sleep until its 15 s budget ends.
+    await until(() => gotAt !== Infinity, 3_000).catch(() => undefined);
+    console.log(`[resubscribe] waiter got the lock ${Number.isFinite(gotAt) ? (gotAt - releasedAt).toFixed(1) : 'never (3 s)'} ms after the release`);
+    expect(gotAt - releasedAt, 'waiter acquired within 1.5 s of the release').toBeLessThan(1_500);
+    expect(await waiting).toBe(true);
+  });
+});

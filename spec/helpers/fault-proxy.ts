@@ -1,0 +1,234 @@
+import { once } from 'node:events';
+import { createServer, Socket } from 'node:net';
+import { RespCounter } from './resp-counter.js';
+
+/**
+ * A TCP proxy in front of one redis-server on 127.0.0.1 that injects faults: latency, silence
+ * (a blackhole that holds or drops bytes, sockets left open), swallowed replies followed by a
+ * reset (so ioredis resends a call Redis already ran), and resets of every connection.
+ */
+export interface FaultProxy {
+  readonly port: number;
+  /** `redis://127.0.0.1:<port>` */
+  readonly url: string;
+  /** Client connections open now. */
+  readonly connections: number;
+  /** True while in blackhole mode. */
+  readonly blackholed: boolean;
+  /** Delays each chunk by `up` ms (client → Redis) and `down` ms (Redis → client), order kept. Omitted: 0. */
+  latency(delays: { up?: number; down?: number }): void;
+  /** From now on, every byte both ways on every connection (also new ones) is held, or discarded with `drop`. */
+  blackhole(options?: { drop?: boolean }): void;
+  /** Delivers what was held and passes bytes through again. */
+  heal(): void;
+  /**
+   * The next `n` commands a client sends reach Redis, but their replies are discarded; after the
+   * n-th the client's socket is reset, so ioredis reconnects and resends them. `thenBlackhole`:
+   * enter blackhole mode at that reset. Applies to the first connection that sends a command
+   * (or open connection number `connection`, counted from 0 in accept order).
+   */
+  swallowReplies(n: number, options?: { thenBlackhole?: boolean; connection?: number }): void;
+  /** Resets every client socket and closes its upstream socket. */
+  resetAll(): void;
+  close(): Promise<void>;
+}
+
+/** One direction of one connection: chunks (and actions such as a reset) in order, each due at a time. */
+class Pipe {
+  readonly #items: { due: number; data?: Buffer; action?: () => void }[] = [];
+  #timer: NodeJS.Timeout | undefined;
+
+  readonly #to: Socket;
+  readonly #holding: () => boolean;
+
+  constructor(to: Socket, holding: () => boolean) {
+    this.#to = to;
+    this.#holding = holding;
+  }
+
+  push(delayMs: number, item: { data?: Buffer; action?: () => void }): void {
+    this.#items.push({ due: performance.now() + delayMs, ...item });
+    this.pump();
+  }
+
+  /** Forwards every due item unless the proxy holds; waits for the next one otherwise. */
+  pump(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    while (this.#items.length > 0 && !this.#holding()) {
+      const head = this.#items[0]!;
+      const wait = head.due - performance.now();
+      if (wait > 0) {
+        this.#timer = setTimeout(() => this.pump(), wait);
+        return;
+      }
+      this.#items.shift();
+      if (head.action) head.action();
+      else if (!this.#to.destroyed) this.#to.write(head.data!);
+    }
+  }
+
+  /** Forgets held chunks (a dropping blackhole); actions stay. */
+  dropData(): void {
+    this.#items.splice(0, this.#items.length, ...this.#items.filter((item) => item.action));
+  }
+
+  clear(): void {
+    clearTimeout(this.#timer);
+    this.#items.length = 0;
+  }
+}
+
+interface Swallow {
+  /** Replies with index in [from, to) are discarded. */
+  readonly from: number;
+  readonly to: number;
+  readonly thenBlackhole: boolean;
+}
+
+interface Connection {
+  readonly client: Socket;
+  readonly upstream: Socket;
+  readonly up: Pipe;
+  readonly down: Pipe;
+  readonly commands: RespCounter;
+  readonly replies: RespCounter;
+  sent: number;
+  answered: number;
+  swallow: Swallow | undefined;
+}
+
+export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
+  const open = new Set<Connection>();
+  let delays = { up: 0, down: 0 };
+  let mode: 'pass' | 'hold' | 'drop' = 'pass';
+  let armed: { n: number; thenBlackhole: boolean; connection: Connection | undefined } | undefined;
+  const holding = (): boolean => mode !== 'pass';
+
+  const kill = (conn: Connection): void => {
+    open.delete(conn);
+    conn.up.clear();
+    conn.down.clear();
+    if (!conn.client.destroyed) conn.client.resetAndDestroy();
+    conn.upstream.destroy();
+  };
+
+  const enterBlackhole = (drop: boolean): void => {
+    mode = drop ? 'drop' : 'hold';
+    if (!drop) return;
+    for (const conn of open) {
+      conn.up.dropData();
+      conn.down.dropData();
+    }
+  };
+
+  const fromClient = (conn: Connection, chunk: Buffer): void => {
+    const before = conn.sent;
+    conn.sent += conn.commands.feed(chunk).length;
+    if (armed && conn.sent > before && (armed.connection === undefined || armed.connection === conn)) {
+      // Replies to the commands sent before this chunk still pass.
+      conn.swallow = { from: before, to: before + armed.n, thenBlackhole: armed.thenBlackhole };
+      armed = undefined;
+    }
+    if (mode !== 'drop') conn.up.push(delays.up, { data: chunk });
+  };
+
+  const fromRedis = (conn: Connection, chunk: Buffer): void => {
+    if (!open.has(conn)) return;
+    const swallowed = (reply: number): boolean =>
+      conn.swallow !== undefined && reply >= conn.swallow.from && reply < conn.swallow.to;
+    let start = 0;
+    for (const end of conn.replies.feed(chunk)) {
+      const reply = conn.answered;
+      conn.answered += 1;
+      if (!swallowed(reply)) {
+        if (mode !== 'drop') conn.down.push(delays.down, { data: chunk.subarray(start, end) });
+      } else if (reply === conn.swallow!.to - 1) {
+        const { thenBlackhole } = conn.swallow!;
+        conn.swallow = undefined;
+        // In order after the replies before it: the client sees those, then the reset.
+        conn.down.push(delays.down, {
+          action: () => {
+            if (thenBlackhole) enterBlackhole(false);
+            kill(conn);
+          },
+        });
+        conn.upstream.pause();
+        return;
+      }
+      start = end;
+    }
+    // The start of a reply still incomplete: it goes (or is discarded) with its reply.
+    if (start < chunk.length && !swallowed(conn.answered) && mode !== 'drop') {
+      conn.down.push(delays.down, { data: chunk.subarray(start) });
+    }
+  };
+
+  const server = createServer((client) => {
+    const upstream = new Socket();
+    const conn: Connection = {
+      client,
+      upstream,
+      up: new Pipe(upstream, holding),
+      down: new Pipe(client, holding),
+      commands: new RespCounter({ inline: true }),
+      replies: new RespCounter(),
+      sent: 0,
+      answered: 0,
+      swallow: undefined,
+    };
+    open.add(conn);
+    client.on('data', (chunk: Buffer) => fromClient(conn, chunk));
+    upstream.on('data', (chunk: Buffer) => fromRedis(conn, chunk));
+    client.on('error', () => undefined);
+    upstream.on('error', () => undefined);
+    client.on('close', () => kill(conn));
+    // Redis closed (QUIT, shutdown): the client learns it after the replies before it.
+    upstream.on('close', () => {
+      if (open.has(conn)) conn.down.push(delays.down, { action: () => kill(conn) });
+    });
+    upstream.connect(targetPort, '127.0.0.1');
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('fault proxy: no port');
+  const { port } = address;
+
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    get connections() {
+      return open.size;
+    },
+    get blackholed() {
+      return mode !== 'pass';
+    },
+    latency: ({ up = 0, down = 0 }) => {
+      delays = { up, down };
+    },
+    blackhole: ({ drop = false } = {}) => enterBlackhole(drop),
+    heal: () => {
+      mode = 'pass';
+      for (const conn of open) {
+        conn.up.pump();
+        conn.down.pump();
+      }
+    },
+    swallowReplies: (n, { thenBlackhole = false, connection } = {}) => {
+      if (!Number.isInteger(n) || n < 1) throw new Error('swallowReplies: n must be a positive integer');
+      const chosen = connection === undefined ? undefined : [...open][connection];
+      if (connection !== undefined && !chosen) throw new Error(`swallowReplies: no open connection ${connection}`);
+      armed = { n, thenBlackhole, connection: chosen };
+    },
+    resetAll: () => {
+      for (const conn of [...open]) kill(conn);
+    },
+    close: async () => {
+      for (const conn of [...open]) kill(conn);
+      armed = undefined;
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
