@@ -107,7 +107,7 @@ export const REDLOCK_DRIFT_MS = 2;
 export const HOLD_DRIFT_FACTOR = 0.01;
 
 /** Fixed part of the holder's clock margin, ms (timers on a busy event loop fire late). */
-export const HOLD_DRIFT_MS = 10;
+export const HOLD_DRIFT_MS = 25;
 
 /** How long a release waits for Redis before it rejects (it goes on in the background), ms. */
 export const RELEASE_TIMEOUT_MS = 5_000;

@@ -99,8 +99,10 @@ function settle(core: LockCore, name: string, hold: Hold, left: number): number 
   if (left === 0) {
     holds.end(hold);
     core.events.emit('released', { name, owner: hold.owner });
-  } else {
+  } else if (hold.ending) {
+    // Holds remain after all (another acquisition of the owner came in meanwhile): renew again.
     hold.ending = false;
+    if (hold.watchdog) core.watchdog.kick();
   }
   return left;
 }

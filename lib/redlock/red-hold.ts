@@ -1,4 +1,4 @@
-import { LockLostError, type LockLostReason, type RedLockQuorumError } from '../errors.js';
+import { LockClientClosedError, LockLostError, type LockLostReason, type RedLockQuorumError } from '../errors.js';
 import { RENEW_RETRY_MS } from '../options.js';
 import { driftOf } from './quorum.js';
 
@@ -130,7 +130,10 @@ export class RedHold {
     this.#renewTimer = undefined;
     if (this.#ended) return;
     if (!this.#config.isOpen()) {
+      // The client was closed: renewal stops here, and the holder is told so.
       this.end();
+      const error = new LockClientClosedError(`the LockClient was closed: RedLock "${this.#config.lockName}" is no longer renewed`);
+      for (const lease of this.leases) lease.abort(error);
       return;
     }
     const { renewTtlMs, lockName } = this.#config;

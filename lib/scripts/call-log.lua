@@ -22,8 +22,8 @@ local function log_call(log, request_id, holds)
 end
 
 -- record_final(record_key, request_id, record_ms): a release that freed the owner's last hold
--- deleted its log with it; a short-lived record answers its resend instead. pcall: under
--- maxmemory the record is skipped rather than failing a release that already happened.
+-- deleted its log with it; a short-lived record answers its resend instead. pcall: whatever
+-- Redis says to the record, the release it follows has happened and must not turn into an error.
 local function record_final(record_key, request_id, record_ms)
   redis.pcall('SET', record_key, request_id, 'PX', record_ms)
 end

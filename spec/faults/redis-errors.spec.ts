@@ -106,6 +106,28 @@ describe('Redis errors are lock errors', () => {
     }
   });
 
+  it('OOM: a held lock is still released (deleting needs no memory; the resend record is skipped)', async () => {
+    // One kind per name: each kind on a key prefix of its own.
+    const held = await Promise.all(
+      KINDS.map(async ({ kind, lock }) => {
+        const one = lock(client(server, { keyPrefix: `oom-${kind}` }).locks);
+        expect(await one.tryLock(0, 30_000), kind).toBe(true);
+        return { kind, lock: one };
+      }),
+    );
+    await admin.set('filler', 'x'.repeat(10_000));
+    await admin.config('SET', 'maxmemory', '1');
+    try {
+      for (const { kind, lock } of held) {
+        await expect(lock.unlock(), kind).resolves.toBeUndefined();
+        expect(await lock.isLocked(), kind).toBe(false);
+      }
+    } finally {
+      await admin.config('SET', 'maxmemory', '0');
+      await admin.del('filler');
+    }
+  });
+
   it('READONLY replica: acquire and forceUnlock reject with LockRedisError', async () => {
     const master = await spawnRedis();
     const { locks } = client(server);
