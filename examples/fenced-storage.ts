@@ -39,14 +39,14 @@ const log: string[] = [];
 
 const instanceA = async (): Promise<void> => {
   const lease = await a.getFencedLock('report.csv').acquire({ leaseTime: 500 });
-  storage.write('report.csv', 'v1 from A', lease.token!);
+  storage.write('report.csv', 'v1 from A', lease.token);
   log.push(`A: got token ${lease.token}, wrote "v1 from A"`);
   // A stalls for longer than its 500 ms lease...
   await sleep(900);
   log.push(`A: woke up after 900 ms; its lease had run out (lease.signal.aborted: ${lease.signal.aborted})`);
   // ...and, not checking, writes anyway with its old token.
   try {
-    storage.write('report.csv', 'v2 from A (late)', lease.token!);
+    storage.write('report.csv', 'v2 from A (late)', lease.token);
     log.push('A: late write accepted: the file is corrupted');
   } catch (error) {
     log.push(`A: late write refused by the storage (${(error as Error).message})`);

@@ -24,6 +24,7 @@ export class Lease implements AsyncDisposable {
   readonly #release: () => Promise<void>;
   #released: Promise<void> | undefined;
 
+  /** @internal Leases are made by the locks (`acquire`, `withLock`). */
   constructor(init: LeaseInit) {
     this.name = init.name;
     this.owner = init.owner;
@@ -43,6 +44,7 @@ export class Lease implements AsyncDisposable {
     return this.#released;
   }
 
+  /** `await using lease = await lock.acquire()`: releases when the scope ends. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.release();
   }
