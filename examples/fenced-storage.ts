@@ -34,8 +34,10 @@ const keyPrefix = `rlock-fenced-${randomUUID().slice(0, 8)}`;
 const connections = [new Redis(found.url), new Redis(found.url)];
 // Two service instances that both write the same file through the same lock.
 const [a, b] = connections.map((redis) => new LockClient(redis, { keyPrefix })) as [LockClient, LockClient];
-const storage = new FencedStorage();
 const log: string[] = [];
+// A listener for `lost` (without one, rlock reports the first loss as a process warning).
+a.on('lost', ({ name, reason }) => log.push(`A: the client reports lock "${name}" lost (${reason})`));
+const storage = new FencedStorage();
 
 const instanceA = async (): Promise<void> => {
   const lease = await a.getFencedLock('report.csv').acquire({ leaseTime: 500 });
