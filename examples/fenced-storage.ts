@@ -34,19 +34,21 @@ const keyPrefix = `rlock-fenced-${randomUUID().slice(0, 8)}`;
 const connections = [new Redis(found.url), new Redis(found.url)];
 // Two service instances that both write the same file through the same lock.
 const [a, b] = connections.map((redis) => new LockClient(redis, { keyPrefix })) as [LockClient, LockClient];
-const storage = new FencedStorage();
 const log: string[] = [];
+// A listener for `lost` (without one, rlock reports the first loss as a process warning).
+a.on('lost', ({ name, reason }) => log.push(`A: the client reports lock "${name}" lost (${reason})`));
+const storage = new FencedStorage();
 
 const instanceA = async (): Promise<void> => {
   const lease = await a.getFencedLock('report.csv').acquire({ leaseTime: 500 });
-  storage.write('report.csv', 'v1 from A', lease.token!);
+  storage.write('report.csv', 'v1 from A', lease.token);
   log.push(`A: got token ${lease.token}, wrote "v1 from A"`);
   // A stalls for longer than its 500 ms lease...
   await sleep(900);
   log.push(`A: woke up after 900 ms; its lease had run out (lease.signal.aborted: ${lease.signal.aborted})`);
   // ...and, not checking, writes anyway with its old token.
   try {
-    storage.write('report.csv', 'v2 from A (late)', lease.token!);
+    storage.write('report.csv', 'v2 from A (late)', lease.token);
     log.push('A: late write accepted: the file is corrupted');
   } catch (error) {
     log.push(`A: late write refused by the storage (${(error as Error).message})`);

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
 import type { Cluster, Redis } from 'ioredis';
 import { runInNewContext } from './context.js';
-import type { LockClientEvents, LockCore } from './core.js';
+import type { RedisConnection as AnyRedisConnection } from './connection.js';
+import type { LockClientEvents, LockCore, LockLostInfo } from './core.js';
 import { InvalidArgumentError, LockClientClosedError, toLockError } from './errors.js';
 import { Holds } from './holds.js';
 import { FairLock } from './locks/fair-lock.js';
@@ -31,6 +32,19 @@ function isConnection(value: unknown): value is RedisConnection {
   return typeof value === 'object' && value !== null && typeof (value as Redis).defineCommand === 'function';
 }
 
+/** The process warning for the first `lost` or `error` event of a client that nobody listens to. */
+function warnUnheard(event: 'lost' | 'error', payload: unknown): void {
+  const what =
+    event === 'error'
+      ? payload instanceof Error ? payload.message : String(payload)
+      : `lock "${(payload as LockLostInfo).name}" (${(payload as LockLostInfo).reason})`;
+  process.emitWarning(
+    `a LockClient emitted '${event}' with no listener: ${what}. Listen with locks.on('${event}', …) to handle these; ` +
+      `this warning is shown once per client and event.`,
+    { type: 'RLockWarning', code: event === 'error' ? 'RLOCK_UNHEARD_ERROR' : 'RLOCK_UNHEARD_LOST' },
+  );
+}
+
 /**
  * The entry point: one per Redis connection (ioredis `Redis`, Sentinel-backed `Redis`, or
  * `Cluster`). Makes locks, owns the watchdog timer and the pub/sub connection, and emits
@@ -53,13 +67,18 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   #detecting: Promise<void> | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
+  /** Events already reported by a process warning because nobody listened (see emit). */
+  readonly #warnedUnheard = new Set<string>();
 
   /**
-   * @param redis an ioredis `Redis` (standalone or Sentinel) or `Cluster`; rlock does not close it.
+   * @param connection an ioredis `Redis` (standalone or Sentinel) or `Cluster`, of any ioredis
+   *   5.9+ or 6.x (see {@link AnyRedisConnection | RedisConnection}); rlock does not close it.
    * @throws InvalidArgumentError on a bad connection or option.
    */
-  constructor(redis: RedisConnection, options: LockClientOptions = {}) {
+  constructor(connection: AnyRedisConnection, options: LockClientOptions = {}) {
     super();
+    // The structural type admits any ioredis copy; inside, it is used as ioredis' own.
+    const redis: unknown = connection;
     if (!isConnection(redis)) throw new InvalidArgumentError('`redis` must be an ioredis Redis or Cluster connection');
     const raw = checkObject(options, 'options');
     for (const key of Object.keys(raw)) {
@@ -133,6 +152,24 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       topology: { get: () => this.#currentTopology() },
       publish: { get: () => this.#currentTopology().publish },
     }) as LockCore;
+  }
+
+  /**
+   * Emits an event (eventemitter3). A `lost` or `error` that no listener hears is not dropped in
+   * silence: the first such event of each name on this client becomes a `process.emitWarning`
+   * (type `RLockWarning`, code `RLOCK_UNHEARD_LOST` / `RLOCK_UNHEARD_ERROR`). Adding a listener
+   * for the event silences it.
+   */
+  override emit<T extends EventEmitter.EventNames<LockClientEvents>>(
+    event: T,
+    ...args: EventEmitter.EventArgs<LockClientEvents, T>
+  ): boolean {
+    const heard = super.emit(event, ...args);
+    if (!heard && (event === 'lost' || event === 'error') && !this.#warnedUnheard.has(event)) {
+      this.#warnedUnheard.add(event);
+      warnUnheard(event, args[0]);
+    }
+    return heard;
   }
 
   #currentTopology(): Topology {

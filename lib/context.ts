@@ -5,13 +5,26 @@ export interface LockContext {
   readonly id: string;
 }
 
-const storage = new AsyncLocalStorage<LockContext>();
-let lastContextId = 0;
+/** The store of lock contexts and the last context id handed out, shared by every copy. */
+interface ContextStore {
+  readonly storage: AsyncLocalStorage<LockContext>;
+  lastId: number;
+}
+
+// One store per process, under a registry symbol: where the ESM and the CJS build of rlock are
+// both loaded, a context entered through one copy is the context of the other, and context ids
+// (the second half of owner ids) never repeat across copies.
+const STORE_KEY = Symbol.for('rlock.contextStore');
+const store = ((globalThis as Record<symbol, ContextStore | undefined>)[STORE_KEY] ??= {
+  storage: new AsyncLocalStorage<LockContext>(),
+  lastId: 0,
+});
+const storage = store.storage;
 
 /** A context id unique in this process; owner ids add the client id, so they are unique everywhere. */
 export function newContextId(): string {
-  lastContextId += 1;
-  return lastContextId.toString(36);
+  store.lastId += 1;
+  return store.lastId.toString(36);
 }
 
 export function currentContext(): LockContext | undefined {

@@ -16,15 +16,28 @@ export interface LockEventInfo {
 
 /** Payload of `lost`. */
 export interface LockLostInfo extends LockEventInfo {
+  /** Why the lock was lost. */
   readonly reason: LockLostReason;
 }
 
 /** Events of {@link LockClient}. */
 export interface LockClientEvents {
+  /** A lock was acquired or re-entered by `owner`. */
   acquired: [info: LockEventInfo];
+  /** One hold of `owner` was released (the lock is free once its last hold is). */
   released: [info: LockEventInfo];
+  /** The watchdog renewed a hold (watchdog mode: every third of `watchdogTimeout`). */
   renewed: [info: LockEventInfo];
+  /**
+   * A held lock was lost (`reason`: deleted, taken, expired, quorum); every Lease of the hold
+   * aborts. Without a listener, the first one becomes a process warning (`RLOCK_UNHEARD_LOST`).
+   */
   lost: [info: LockLostInfo];
+  /**
+   * A background failure nobody awaits: a renewal, a release retried in the background, the
+   * pub/sub connection. Without a listener, the first one becomes a process warning
+   * (`RLOCK_UNHEARD_ERROR`).
+   */
   error: [error: unknown];
 }
 

@@ -15,11 +15,39 @@ export interface LockErrorOptions {
   cause?: unknown;
 }
 
-/** Base class of every error rlock raises. Test with {@link isLockError} across module copies. */
+/** The `code` of every rlock error, one per error class. */
+export type LockErrorCode =
+  /** {@link LockError} itself. */
+  | 'LOCK_ERROR'
+  /** {@link LockNotHeldError} */
+  | 'LOCK_NOT_HELD'
+  /** {@link LockAcquireTimeoutError} */
+  | 'LOCK_ACQUIRE_TIMEOUT'
+  /** {@link LockLostError} */
+  | 'LOCK_LOST'
+  /** {@link LockReplicationError} */
+  | 'LOCK_NOT_REPLICATED'
+  /** {@link InvalidArgumentError} */
+  | 'INVALID_ARGUMENT'
+  /** {@link LockUpgradeError} */
+  | 'LOCK_UPGRADE'
+  /** {@link LockClientClosedError} */
+  | 'CLIENT_CLOSED'
+  /** {@link LockRedisError} */
+  | 'LOCK_REDIS_ERROR'
+  /** {@link RedLockQuorumError} */
+  | 'REDLOCK_NO_QUORUM';
+
+/**
+ * Base class of every error rlock raises. `instanceof` works on this class and on every
+ * subclass also for errors thrown by another loaded copy of rlock (the ESM and the CJS build in
+ * one process): the classes check a registry brand and the class name, not the prototype alone.
+ */
 export class LockError extends Error {
+  /** The class name: `'LockError'`, or the subclass's. */
   override readonly name: string = 'LockError';
   /** A stable, machine-readable code. */
-  readonly code: string = 'LOCK_ERROR';
+  readonly code: LockErrorCode = 'LOCK_ERROR';
   /** The lock the error is about, if any. */
   readonly lockName: string | undefined;
 
@@ -28,16 +56,33 @@ export class LockError extends Error {
     this.lockName = options.lockName;
     Object.defineProperty(this, LOCK_ERROR_BRAND, { value: true });
   }
+
+  /**
+   * `value instanceof SomeLockError`: true for this copy's instances as usual, and for an error
+   * of another copy of rlock whose class (or one of its base classes) has the same name.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    if (!isLockError(value)) return false;
+    if (this === LockError) return true;
+    for (let proto: unknown = Object.getPrototypeOf(value); proto !== null && proto !== Error.prototype; proto = Object.getPrototypeOf(proto)) {
+      const ctor = (proto as { constructor?: unknown }).constructor;
+      if (typeof ctor === 'function' && ctor.name === this.name) return true;
+    }
+    return false;
+  }
 }
 
 /** `unlock()` (or a release) by an owner that holds no hold on the lock. */
 export class LockNotHeldError extends LockError {
+  /** `'LockNotHeldError'`. */
   override readonly name = 'LockNotHeldError' as const;
   override readonly code = 'LOCK_NOT_HELD' as const;
 }
 
 /** `withLock` / `acquire` ran out of `waitTime` before the lock was free. */
 export class LockAcquireTimeoutError extends LockError {
+  /** `'LockAcquireTimeoutError'`. */
   override readonly name = 'LockAcquireTimeoutError' as const;
   override readonly code = 'LOCK_ACQUIRE_TIMEOUT' as const;
   /** The wait budget that ran out, ms. */
@@ -65,8 +110,10 @@ export type LockLostReason =
 
 /** A held lock was lost: `Lease.signal` aborts with this, and `lost` is emitted. */
 export class LockLostError extends LockError {
+  /** `'LockLostError'`. */
   override readonly name = 'LockLostError' as const;
   override readonly code = 'LOCK_LOST' as const;
+  /** Why the lock was lost. */
   readonly reason: LockLostReason;
 
   constructor(message: string, reason: LockLostReason, options: LockErrorOptions = {}) {
@@ -80,6 +127,7 @@ export class LockLostError extends LockError {
  * was rolled back (the lock is not held); a renewal that gets it is reported as an `error` event.
  */
 export class LockReplicationError extends LockError {
+  /** `'LockReplicationError'`. */
   override readonly name = 'LockReplicationError' as const;
   override readonly code = 'LOCK_NOT_REPLICATED' as const;
   /** Replicas that confirmed. */
@@ -96,6 +144,7 @@ export class LockReplicationError extends LockError {
 
 /** A bad argument, rejected before anything is sent to Redis. */
 export class InvalidArgumentError extends LockError {
+  /** `'InvalidArgumentError'`. */
   override readonly name = 'InvalidArgumentError' as const;
   override readonly code = 'INVALID_ARGUMENT' as const;
 }
@@ -107,12 +156,14 @@ export class InvalidArgumentError extends LockError {
  * writer may also take the read lock).
  */
 export class LockUpgradeError extends LockError {
+  /** `'LockUpgradeError'`. */
   override readonly name = 'LockUpgradeError' as const;
   override readonly code = 'LOCK_UPGRADE' as const;
 }
 
 /** The call was made on, or was still waiting in, a client that has been closed. */
 export class LockClientClosedError extends LockError {
+  /** `'LockClientClosedError'`. */
   override readonly name = 'LockClientClosedError' as const;
   override readonly code = 'CLIENT_CLOSED' as const;
 }
@@ -125,6 +176,7 @@ export type LockOperation = 'acquire' | 'release' | 'renew' | 'forceUnlock' | 'q
  * ioredis' retry limit, no answer in time). `cause` is the original error.
  */
 export class LockRedisError extends LockError {
+  /** `'LockRedisError'`. */
   override readonly name = 'LockRedisError' as const;
   override readonly code = 'LOCK_REDIS_ERROR' as const;
   /** What rlock was doing. */
@@ -162,6 +214,7 @@ export interface RedLockNodeFailure {
 
 /** What the nodes of one RedLock round answered. */
 export interface RedLockRoundInfo {
+  /** The RedLock call the round belongs to. */
   readonly operation: RedLockOperation;
   /** Nodes of the RedLock. */
   readonly nodes: number;
@@ -216,8 +269,10 @@ export function describeRedLockRound(info: RedLockRoundInfo): string {
  * Lease with a LockLostError (reason `quorum`) whose `cause` is this.
  */
 export class RedLockQuorumError extends LockError implements RedLockRoundInfo {
+  /** `'RedLockQuorumError'`. */
   override readonly name = 'RedLockQuorumError' as const;
   override readonly code = 'REDLOCK_NO_QUORUM' as const;
+  /** The RedLock call whose round found no majority. */
   readonly operation: RedLockOperation;
   readonly nodes: number;
   readonly quorum: number;

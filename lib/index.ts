@@ -1,4 +1,5 @@
 export { LockClient } from './client.js';
+export type { RedisConnection } from './connection.js';
 export type { LockClientEvents, LockEventInfo, LockLostInfo } from './core.js';
 export {
   InvalidArgumentError,
@@ -12,6 +13,7 @@ export {
   LockReplicationError,
   LockUpgradeError,
   RedLockQuorumError,
+  type LockErrorCode,
   type LockErrorOptions,
   type LockLostReason,
   type LockOperation,
@@ -22,5 +24,5 @@ export {
 export { Lease } from './lease.js';
 export { MultiLock } from './locks/multi-lock.js';
 export { RedLock } from './locks/red-lock.js';
-export type { LockWaitOptions, RFencedLock, RLock, RReadWriteLock, SignalOptions } from './locks/rlock.js';
+export type { FencedLease, LockWaitOptions, RFencedLock, RLock, RReadWriteLock, SignalOptions } from './locks/rlock.js';
 export type { LockClientOptions, RedLockOptions, SyncReplicas } from './options.js';

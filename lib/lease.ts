@@ -26,6 +26,7 @@ export class Lease implements AsyncDisposable {
   readonly #release: () => Promise<void>;
   #released: Promise<void> | undefined;
 
+  /** @internal Leases are made by the locks (`acquire`, `withLock`). */
   constructor(init: LeaseInit) {
     this.name = init.name;
     this.owner = init.owner;
@@ -51,6 +52,7 @@ export class Lease implements AsyncDisposable {
     return this.#released;
   }
 
+  /** `await using lease = await lock.acquire()`: releases when the scope ends. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.release();
   }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './connection.js';
 import type { ReplicaAck } from './scripts/registry.js';
 
 /** `syncReplicas`: after each acquisition and renewal, wait (WAIT) for this many replica acks. */
@@ -34,12 +34,12 @@ export interface LockClientOptions {
    * Connection used for pub/sub wake-up notices. rlock does not close a connection you pass.
    * @default a duplicate of the main connection, closed by `close()`
    */
-  subscriber?: Redis;
+  subscriber?: RedisConnection;
   /**
    * After each acquisition (and renewal), WAIT for this many replicas to confirm it. An
    * acquisition confirmed by fewer is rolled back and rejected with LockReplicationError; a
    * renewal confirmed by fewer is reported as an `error` event. Narrows the failover window in
-   * which a promoted replica does not know a lock (see README).
+   * which a promoted replica does not know a lock (see docs/cluster-and-sentinel.md).
    * @default undefined (no WAIT)
    */
   syncReplicas?: SyncReplicas;

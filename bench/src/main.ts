@@ -20,7 +20,7 @@ const USAGE = `usage: npm run bench -- [--quick] [--scenarios=1,3] [--libraries=
   --scenarios   run only these scenarios (ids: ${SCENARIOS.map((s) => s.id).join(', ')})
   --libraries   run only these (ids: ${ADAPTERS.map((a) => a.id).join(', ')})
   --seed        replay a run's library order
-A full run of everything writes bench/results/latest.{md,json,svg} and the README's table;
+A full run of everything writes bench/results/latest.{md,json,svg} and the table in docs/performance.md;
 anything else writes bench/results/quick.*`;
 
 const { values: flags } = parseArgs({
@@ -96,12 +96,12 @@ try {
   const round = (_key: string, value: unknown): unknown =>
     typeof value === 'number' && !Number.isInteger(value) ? Math.round(value * 1e4) / 1e4 : value;
   writeFileSync(new URL(`${outName}.json`, resultsDir), `${JSON.stringify(json, round, 2)}\n`);
-  // Only a complete run speaks for the README.
-  if (complete && !updateReadme(new URL('../../README.md', import.meta.url), renderSummary(run, reports))) {
-    console.log('note: README.md has no bench markers; its Performance table was not updated');
+  // Only a complete run speaks for the published table.
+  if (complete && !updateReadme(new URL('../../docs/performance.md', import.meta.url), renderSummary(run, reports))) {
+    console.log('note: docs/performance.md has no bench markers; its table was not updated');
   }
 
-  console.log(`\nrlock against the issue's targets:`);
+  console.log(`\nrlock against the benchmark's targets:`);
   for (const report of reports) {
     for (const check of report.targets) {
       console.log(`  ${check.met ? 'met   ' : 'MISSED'} [${report.id}] ${check.target}: ${check.measured}`);

@@ -26,11 +26,18 @@ function serverAddress(redis: RedisConnection): string {
 }
 
 /**
+ * Brands every BaseLock under a registry symbol, so a MultiLock of one loaded copy of rlock (ESM
+ * or CJS) takes the locks of the other. Versioned: MultiLock relies on BaseLock's internals.
+ */
+export const BASE_LOCK = Symbol.for('rlock.baseLock.v1');
+
+/**
  * What every lock kind shares: owner resolution (contexts and unscoped holds), argument
  * checks, watchdog and event bookkeeping, leases, withLock/acquire and the hash queries.
  * A kind supplies how to acquire (with its waiting strategy) and how to release.
  */
 export abstract class BaseLock implements RLock {
+  readonly [BASE_LOCK] = true;
   readonly name: string;
   protected readonly core: LockCore;
   protected readonly keys: LockKeys;

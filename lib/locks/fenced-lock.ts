@@ -1,10 +1,11 @@
 import type { LockCore } from '../core.js';
 import { exclusiveWait, fencedLockKeys, type FencedLockKeys, type WaitTarget } from '../keys.js';
+import type { Lease } from '../lease.js';
 import { checkLockArgs, checkTryLockArgs } from '../validate.js';
 import type { Acquired } from '../wait.js';
 import { BaseLock } from './base-lock.js';
 import { newRequestId } from './request-id.js';
-import type { LockWaitOptions, RFencedLock, SignalOptions } from './rlock.js';
+import type { FencedLease, LockWaitOptions, RFencedLock, SignalOptions } from './rlock.js';
 
 /**
  * The fenced lock: the reentrant lock's hash (owner id → hold count) plus the holder's `token`,
@@ -35,6 +36,15 @@ export class FencedLock extends BaseLock implements RFencedLock {
     const { waitMs, leaseMs, signal } = checkTryLockArgs(waitOrOptions, leaseTime, options, this.name);
     const acquired = await this.take(waitMs ?? 0, leaseMs, signal);
     return acquired === false ? null : tokenOf(acquired);
+  }
+
+  /** Every fenced acquisition carries its token, so the Lease always has one. */
+  override acquire(options?: LockWaitOptions): Promise<FencedLease> {
+    return super.acquire(options) as Promise<FencedLease>;
+  }
+
+  override withLock<T>(fn: (lease: FencedLease) => T | Promise<T>, options?: LockWaitOptions): Promise<T> {
+    return super.withLock(fn as (lease: Lease) => T | Promise<T>, options);
   }
 
   async getToken(): Promise<number | null> {

@@ -9,7 +9,7 @@ import {
   WATCHDOG_LEASE,
   type ParsedWait,
 } from '../validate.js';
-import { BaseLock } from './base-lock.js';
+import { BASE_LOCK, type BaseLock } from './base-lock.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
 
 /**
@@ -41,7 +41,7 @@ export class MultiLock implements RLock {
   constructor(...locks: RLock[]) {
     if (locks.length === 0) throw new InvalidArgumentError('a MultiLock needs at least one lock');
     locks.forEach((lock: unknown, i) => {
-      if (!(lock instanceof BaseLock)) {
+      if (!isBaseLock(lock)) {
         throw new InvalidArgumentError(
           `lock #${i + 1} of a MultiLock must be a lock made by a LockClient (getLock, getFencedLock, ` +
             `getReadWriteLock(name).readLock() or .writeLock()), got ${lock instanceof MultiLock ? 'a MultiLock' : typeof lock}`,
@@ -231,6 +231,11 @@ export class MultiLock implements RLock {
       },
     });
   }
+}
+
+/** A lock of this or of another loaded copy of rlock that a MultiLock can take. */
+function isBaseLock(value: unknown): value is BaseLock {
+  return typeof value === 'object' && value !== null && (value as Partial<Record<typeof BASE_LOCK, unknown>>)[BASE_LOCK] === true;
 }
 
 /**

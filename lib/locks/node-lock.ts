@@ -40,9 +40,11 @@ export interface NodeLock {
 
 /**
  * The key under which a lock kind offers its {@link NodeLock}. Package-internal: it is not
- * exported from the package root, so the node operations are no public API.
+ * exported from the package root, so the node operations are no public API. A registry symbol,
+ * so that a RedLock of one loaded copy of rlock (ESM or CJS) takes the locks of the other;
+ * versioned, since the NodeLock shape is internal.
  */
-export const NODE_LOCK = Symbol('rlock.nodeLock');
+export const NODE_LOCK = Symbol.for('rlock.nodeLock.v1');
 
 /** A lock kind that can serve as one node of a RedLock. */
 export interface NodeLockSource {

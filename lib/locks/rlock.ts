@@ -10,7 +10,9 @@ export interface LockWaitOptions {
   signal?: AbortSignal;
 }
 
+/** Options of a call that only takes an abort signal. */
 export interface SignalOptions {
+  /** Aborts the wait; the call rejects with the signal's reason. */
   signal?: AbortSignal;
 }
 
@@ -25,12 +27,15 @@ export interface RLock {
    * the wait ran out.
    */
   tryLock(waitTime?: number, leaseTime?: number, options?: SignalOptions): Promise<boolean>;
+  /** `tryLock` with its arguments as options: `tryLock({ waitTime, leaseTime, signal })`. */
   tryLock(options: LockWaitOptions): Promise<boolean>;
   /** Releases one hold of the current owner. @throws LockNotHeldError if it holds none. */
   unlock(): Promise<void>;
   /** Deletes the lock whoever holds it; true if there was one. */
   forceUnlock(): Promise<boolean>;
+  /** True when anyone holds the lock. */
   isLocked(): Promise<boolean>;
+  /** True when the current owner (the context's, or this client's unscoped holds) holds the lock. */
   isHeldByCurrentOwner(): Promise<boolean>;
   /** The current owner's hold count, 0 if none. */
   getHoldCount(): Promise<number>;
@@ -60,6 +65,12 @@ export interface RReadWriteLock {
   writeLock(): RLock;
 }
 
+/** The Lease of a fenced lock: its `token` is always set. */
+export type FencedLease = Lease & {
+  /** The fencing token of the hold. */
+  readonly token: number;
+};
+
 /**
  * A reentrant lock that hands out fencing tokens: every acquisition from unlocked gets a token
  * greater than every token given before for this name (also after the lock expired or was
@@ -67,10 +78,15 @@ export interface RReadWriteLock {
  * and have it refuse tokens lower than the highest it has seen.
  */
 export interface RFencedLock extends RLock {
+  /** Acquires and returns a {@link FencedLease}, whose `token` is set. @throws LockAcquireTimeoutError when `waitTime` runs out. */
+  acquire(options?: LockWaitOptions): Promise<FencedLease>;
+  /** Like {@link RLock.withLock}; `fn` gets a {@link FencedLease}, whose `token` is set. */
+  withLock<T>(fn: (lease: FencedLease) => T | Promise<T>, options?: LockWaitOptions): Promise<T>;
   /** Acquires, waiting without limit, and resolves with the token. `leaseTime` omitted or -1: watchdog mode. */
   lockAndGetToken(leaseTime?: number, options?: SignalOptions): Promise<number>;
   /** Like tryLock; resolves with the token, or null when the wait ran out. */
   tryLockAndGetToken(waitTime?: number, leaseTime?: number, options?: SignalOptions): Promise<number | null>;
+  /** `tryLockAndGetToken` with its arguments as options. */
   tryLockAndGetToken(options: LockWaitOptions): Promise<number | null>;
   /** The token of the hold the lock is under now, whoever holds it; null when it is not locked. */
   getToken(): Promise<number | null>;

@@ -69,7 +69,7 @@ export function renderMarkdown(run: RunInfo, reports: readonly ScenarioReport[])
   for (const report of reports) {
     out.push(`## ${report.id}. ${report.title}`, '', report.setup, '', scenarioTable(report), '');
     const targets = targetLines(report);
-    if (targets.length > 0) out.push('rlock against the issue’s targets:', '', ...targets, '');
+    if (targets.length > 0) out.push('rlock against the benchmark’s targets:', '', ...targets, '');
     if (report.notes.length > 0) out.push(...report.notes.map((note) => `> ${note}`), '');
   }
   return out.join('\n');

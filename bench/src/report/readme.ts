@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 const START = '<!-- bench:latest:start -->';
 const END = '<!-- bench:latest:end -->';
 
-/** Puts `summary` between the README's bench markers; false when the markers are missing. */
+/** Puts `summary` between the bench markers of `readme` (docs/performance.md); false when the markers are missing. */
 export function updateReadme(readme: URL, summary: string): boolean {
   const text = readFileSync(readme, 'utf8');
   const start = text.indexOf(START);

@@ -26,7 +26,7 @@ const COLUMNS: readonly SummaryColumn[] = [
 ];
 
 /**
- * The README's table: one row per library, the headline numbers of each scenario, then rlock
+ * The table in docs/performance.md: one row per library, the headline numbers of each scenario, then rlock
  * against the issue's targets. Full tables are in bench/results/latest.md.
  */
 export function renderSummary(run: RunInfo, reports: readonly ScenarioReport[]): string {
@@ -56,7 +56,7 @@ export function renderSummary(run: RunInfo, reports: readonly ScenarioReport[]):
     '',
     ...lines,
     '',
-    'rlock against the targets of the benchmark issue:',
+    'rlock against the benchmark\'s targets:',
     '',
     ...targets,
   ].join('\n');

@@ -99,7 +99,7 @@ function firstNumber(report: ScenarioReport | undefined, key: string): number {
 }
 
 /**
- * The README's chart: the ping-pong handoff gap (scenario 3) and the contended throughput
+ * The chart in docs/performance.md: the ping-pong handoff gap (scenario 3) and the contended throughput
  * (scenario 4) per library, both on log scales. Plain SVG, no chart library.
  */
 export function renderChart(reports: readonly ScenarioReport[], caption: string): string {

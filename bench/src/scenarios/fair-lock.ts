@@ -180,7 +180,7 @@ export const fairLock: Scenario = {
           ? [
               'rlock’s plain lock (`getLock`) is not fair, yet came out in order here: a release wakes the client ' +
                 'that has waited longest, each waiter here is a client of its own, and nobody else asks. A call ' +
-                'that asks while a woken waiter is on its way takes the lock first (see Barging in the README).',
+                'that asks while a woken waiter is on its way takes the lock first (see Barging in docs/how-it-works.md).',
             ]
           : []),
       ],
