@@ -42,6 +42,8 @@ export class Hold {
   pending: PendingRelease | undefined;
   /** Leases to abort when the hold is lost. */
   readonly leases = new Set<AbortController>();
+  /** Called once when the hold ends (released, lost, expired): a MultiLock forgets its set. */
+  onEnd: (() => void)[] | undefined;
 
   constructor(
     readonly id: string,
@@ -138,6 +140,7 @@ export class Holds {
     if (this.#holds.get(hold.id) !== hold) return;
     this.#holds.delete(hold.id);
     if (hold.unscoped) this.forgetUnscoped(hold.lockId, hold.owner);
+    if (hold.onEnd) for (const onEnd of hold.onEnd) onEnd();
   }
 
   /** The hold is lost: forget it, abort its Leases with `error`, and tell the listener. */

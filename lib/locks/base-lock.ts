@@ -220,6 +220,45 @@ export abstract class BaseLock implements RLock {
     this.core.events.emit('error', error);
   }
 
+  /** For MultiLock: this lock on this client, the same for every object made for it. */
+  get identity(): string {
+    return `${this.core.clientId}\u0000${this.#lockId}`;
+  }
+
+  /** For MultiLock: the owner an acquisition would use now (the context's, or a fresh one). */
+  newOwner(): string {
+    return this.#acquiringOwner();
+  }
+
+  /**
+   * For MultiLock: acquires for exactly `owner`, with no Lease, and not listed among this lock's
+   * unscoped holds (a plain `unlock()` elsewhere must never release a MultiLock's member).
+   */
+  async acquireAs(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<boolean> {
+    await this.open();
+    return (await this.#acquire(owner, waitMs, leaseMs, signal, false)) !== false;
+  }
+
+  /** For MultiLock: releases one hold of exactly `owner`. */
+  async releaseAs(owner: string): Promise<void> {
+    await this.open();
+    await this.#release(owner);
+  }
+
+  /** For MultiLock: `owner`'s hold count of this lock, 0 if none. */
+  async holdCountOf(owner: string): Promise<number> {
+    await this.open();
+    return Number((await this.query(this.core.redis.hget(this.keys.lock, owner))) ?? 0);
+  }
+
+  /** For MultiLock: calls `onEnd` once `owner`'s hold of this lock ends; false if it holds none. */
+  whenHoldEnds(owner: string, onEnd: () => void): boolean {
+    const hold = this.core.holds.get(this.#lockId, owner);
+    if (!hold || !this.core.holds.isCurrent(hold)) return false;
+    (hold.onEnd ??= []).push(onEnd);
+    return true;
+  }
+
   /** Acquires for the current owner (the context's, or a fresh one); false when the wait ran out. */
   protected async take(waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
     await this.open();
@@ -251,11 +290,13 @@ export abstract class BaseLock implements RLock {
     return context ? ownerId(this.core.clientId, context.id) : this.core.holds.latestUnscoped(this.#lockId);
   }
 
+  /** Acquires for `owner`; `listed`: an unscoped hold goes on the list `unlock()` takes from. */
   async #acquire(
     owner: string,
     waitMs: number | undefined,
     leaseMs: number,
     signal: AbortSignal | undefined,
+    listed = true,
   ): Promise<Acquired | false> {
     signal?.throwIfAborted();
     const acquired = await this.acquireFor(owner, waitMs, leaseMs, signal);
@@ -267,7 +308,7 @@ export abstract class BaseLock implements RLock {
       lockId: this.#lockId,
       owner,
       target: this.renewTarget(owner),
-      unscoped: !currentContext(),
+      unscoped: listed && !currentContext(),
       sentAt: acquired.sentAt,
       ttlMs: this.ttlFor(leaseMs),
       watchdog,

@@ -36,6 +36,8 @@ export class MultiLock implements RLock {
   readonly name: string;
   /** The members in acquisition order. */
   readonly #locks: readonly BaseLock[];
+  /** Names its members on their clients: MultiLocks over the same locks share their holds. */
+  readonly #id: string;
 
   /** @throws InvalidArgumentError with no lock, a value that is not an rlock lock, or a lock given twice. */
   constructor(...locks: RLock[]) {
@@ -60,31 +62,39 @@ export class MultiLock implements RLock {
     });
     this.name = `MultiLock(${members.map((lock) => lock.name).join(', ')})`;
     this.#locks = [...members].sort((a, b) => (a.orderKey < b.orderKey ? -1 : a.orderKey > b.orderKey ? 1 : 0));
+    this.#id = this.#locks.map((lock) => lock.identity).join('\n');
   }
 
   async lock(leaseTime?: number, options?: SignalOptions): Promise<void> {
-    const parsed = checkLockArgs(leaseTime, options, this.name);
-    const take = async (lock: BaseLock): Promise<BaseLock> => {
-      await lock.lock(parsed.leaseMs, { signal: parsed.signal });
-      return lock;
-    };
-    await this.#takeAll(parsed, take, letGoOfLocks);
+    await this.#takeMembers(checkLockArgs(leaseTime, options, this.name));
   }
 
   tryLock(waitTime?: number, leaseTime?: number, options?: SignalOptions): Promise<boolean>;
   tryLock(options: LockWaitOptions): Promise<boolean>;
   async tryLock(waitOrOptions?: number | LockWaitOptions, leaseTime?: number, options?: SignalOptions): Promise<boolean> {
     const parsed = checkTryLockArgs(waitOrOptions, leaseTime, options, this.name);
-    const held = await this.#takeAll(
-      { ...parsed, waitMs: parsed.waitMs ?? 0 },
-      async (lock, waitMs) => ((await lock.tryLock(waitMs ?? 0, parsed.leaseMs, { signal: parsed.signal })) ? lock : false),
-      letGoOfLocks,
-    );
-    return held !== false;
+    return this.#takeMembers({ ...parsed, waitMs: parsed.waitMs ?? 0 });
   }
 
-  /** Releases one hold of every member. @throws LockNotHeldError naming the members the current owner did not hold. */
+  /**
+   * Releases one hold of every member, by exact owner: in a context the context's; outside one,
+   * the members of the latest set this client took outside a context with this MultiLock.
+   * @throws LockNotHeldError naming the members the current owner did not hold.
+   */
   async unlock(): Promise<void> {
+    if (!currentContext()) {
+      const set = unscopedSets.get(this.#id)?.at(-1);
+      if (!set) throw new LockNotHeldError(`${this.name} is not held by the current owner`, { lockName: this.name });
+      this.#forgetSet(set);
+      try {
+        await letGoOfMembers(set);
+      } catch (error) {
+        // Still held (a release failed): a retried unlock must find the set.
+        if (!(error instanceof LockNotHeldError)) this.#rememberSet(set);
+        throw error;
+      }
+      return;
+    }
     const results = await Promise.allSettled(this.#locks.map((lock) => lock.unlock()));
     const failed = results.flatMap((result, i) =>
       result.status === 'rejected' ? [{ lock: this.#locks[i]!, error: result.reason as unknown }] : [],
@@ -116,7 +126,10 @@ export class MultiLock implements RLock {
 
   /** How many times the current owner holds the whole set: the smallest hold count of its members. */
   async getHoldCount(): Promise<number> {
-    return Math.min(...(await Promise.all(this.#locks.map((lock) => lock.getHoldCount()))));
+    if (currentContext()) return Math.min(...(await Promise.all(this.#locks.map((lock) => lock.getHoldCount()))));
+    const set = unscopedSets.get(this.#id)?.at(-1);
+    if (!set) return 0;
+    return Math.min(...(await Promise.all(set.map(({ lock, owner }) => lock.holdCountOf(owner)))));
   }
 
   /** ms until the first locked member's lease ends (-1: one has no TTL); -2 when none is locked. */
@@ -157,6 +170,39 @@ export class MultiLock implements RLock {
     };
     // The callback runs in a context, so nested calls on this MultiLock (or a member) re-enter.
     return currentContext() ? run() : runInNewContext(run);
+  }
+
+  /**
+   * lock()/tryLock(): takes every member for an owner of its own, by exact owner (no Lease). A set
+   * taken outside a context is remembered for unlock() until any member's hold ends.
+   */
+  async #takeMembers(parsed: ParsedWait): Promise<boolean> {
+    const take = async (lock: BaseLock, waitMs: number | undefined): Promise<MemberHold | false> => {
+      const owner = lock.newOwner();
+      return (await lock.acquireAs(owner, waitMs, parsed.leaseMs, parsed.signal)) ? { lock, owner } : false;
+    };
+    const set = await this.#takeAll(parsed, take, letGoOfMembers);
+    if (set === false) return false;
+    if (!currentContext()) {
+      this.#rememberSet(set);
+      // A member lost or expired: the set is no longer held as a whole, unlock() must not find it.
+      for (const { lock, owner } of set) if (!lock.whenHoldEnds(owner, () => this.#forgetSet(set))) this.#forgetSet(set);
+    }
+    return true;
+  }
+
+  #rememberSet(set: MemberHold[]): void {
+    const sets = unscopedSets.get(this.#id);
+    if (!sets) unscopedSets.set(this.#id, [set]);
+    else if (!sets.includes(set)) sets.push(set);
+  }
+
+  #forgetSet(set: MemberHold[]): void {
+    const sets = unscopedSets.get(this.#id);
+    const at = sets?.indexOf(set) ?? -1;
+    if (at === -1) return;
+    sets!.splice(at, 1);
+    if (sets!.length === 0) unscopedSets.delete(this.#id);
   }
 
   /** One Lease per member, in acquisition order. @throws LockAcquireTimeoutError when the budget ran out. */
@@ -238,6 +284,18 @@ function isBaseLock(value: unknown): value is BaseLock {
   return typeof value === 'object' && value !== null && (value as Partial<Record<typeof BASE_LOCK, unknown>>)[BASE_LOCK] === true;
 }
 
+/** One member held for one owner: how a MultiLock releases exactly what it took. */
+interface MemberHold {
+  readonly lock: BaseLock;
+  readonly owner: string;
+}
+
+/**
+ * Per MultiLock identity (its members on their clients): the sets this process took outside any
+ * context, latest last. A set leaves when it is unlocked or any of its member holds ends.
+ */
+const unscopedSets = new Map<string, MemberHold[][]>();
+
 /**
  * Lets go of the members taken by a round that failed. A hold that is gone already (its lease
  * ran out meanwhile) is no error; any other failure rejects once every release was tried.
@@ -248,5 +306,5 @@ async function letGo(releases: (() => Promise<void>)[]): Promise<void> {
   if (failure?.status === 'rejected') throw failure.reason;
 }
 
-const letGoOfLocks = (locks: BaseLock[]): Promise<void> => letGo(locks.map((lock) => () => lock.unlock()));
+const letGoOfMembers = (members: MemberHold[]): Promise<void> => letGo(members.map(({ lock, owner }) => () => lock.releaseAs(owner)));
 const letGoOfLeases = (leases: Lease[]): Promise<void> => letGo(leases.map((lease) => () => lease.release()));

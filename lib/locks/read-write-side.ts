@@ -59,6 +59,11 @@ export abstract class ReadWriteSide extends BaseLock {
     return (await this.#view()).holdCount;
   }
 
+  override async holdCountOf(owner: string): Promise<number> {
+    await this.open();
+    return this.view(await this.core.scripts.readWriteState(this.rwKeys, owner)).holdCount;
+  }
+
   /** ms until this side's longest lease ends; -2 when nobody holds it. */
   override async remainTimeToLive(): Promise<number> {
     return (await this.#view()).ttlMs;
