@@ -1,7 +1,6 @@
 -- Acquire or re-enter the lock for an owner (enter-hold.lua); keep the caller's client in the
 -- waiter set while it has local waiters, so a release can wake exactly one client.
--- KEYS[1] lock hash: owner id -> hold count, 'log:' .. owner id -> call log, 'waited' -> 1 once a
---         client registered as a waiter (waiter-set.lua); its TTL is the lease
+-- KEYS[1] lock hash: owner id -> hold count, 'log:' .. owner id -> call log; its TTL is the lease
 -- KEYS[2] waiter set: client id -> server time of registration (ms)
 -- ARGV[1] owner id
 -- ARGV[2] lease, ms (a re-entry extends the TTL to it, never shortens it)
@@ -16,16 +15,9 @@
 local ttl = redis.call('PTTL', KEYS[1])
 local entered = enter_hold(KEYS[1], ARGV[1], ARGV[5], ARGV[2], ttl == -2)
 if entered then
-  if entered ~= 'resent' then
-    waiter_acquired(KEYS[2], ARGV[3], ARGV[4], tonumber(ARGV[2]))
-    -- Still registered (other local waiters wait): this release must wake them.
-    if ARGV[4] == '1' or ARGV[4] == '3' then mark_waited(KEYS[1]) end
-  end
+  if entered ~= 'resent' then waiter_acquired(KEYS[2], ARGV[3], ARGV[4], tonumber(ARGV[2])) end
   return nil
 end
 
-if ARGV[4] ~= '0' then
-  register_waiter(KEYS[2], ARGV[3], ttl > 0 and ttl or tonumber(ARGV[2]), ARGV[4])
-  mark_waited(KEYS[1])
-end
+if ARGV[4] ~= '0' then register_waiter(KEYS[2], ARGV[3], ttl > 0 and ttl or tonumber(ARGV[2]), ARGV[4]) end
 return ttl

@@ -24,16 +24,9 @@ if entered then
   else
     token = redis.call('HGET', KEYS[1], 'token')
   end
-  if entered ~= 'resent' then
-    waiter_acquired(KEYS[2], ARGV[3], ARGV[4], tonumber(ARGV[2]))
-    -- Still registered (other local waiters wait): this release must wake them.
-    if ARGV[4] == '1' or ARGV[4] == '3' then mark_waited(KEYS[1]) end
-  end
+  if entered ~= 'resent' then waiter_acquired(KEYS[2], ARGV[3], ARGV[4], tonumber(ARGV[2])) end
   return { tonumber(token) }
 end
 
-if ARGV[4] ~= '0' then
-  register_waiter(KEYS[2], ARGV[3], ttl > 0 and ttl or tonumber(ARGV[2]), ARGV[4])
-  mark_waited(KEYS[1])
-end
+if ARGV[4] ~= '0' then register_waiter(KEYS[2], ARGV[3], ttl > 0 and ttl or tonumber(ARGV[2]), ARGV[4]) end
 return ttl

@@ -6,20 +6,18 @@
 -- from the record `record_prefix .. 'r:' .. owner`, which lives record_ms.
 -- reexpire_ms: TTL the lock keeps at least when holds remain, ms ('0' leaves it as it is).
 -- Returns the owner's remaining hold count; 0 means the lock is free now; -1 when the owner
--- held nothing (its lease ran out, or it never held). Second: whether a client registered as a
--- waiter of this hash (mark_waited in waiter-set.lua): only then is there anyone to wake.
+-- held nothing (its lease ran out, or it never held).
 local function release_hold(lock, record_prefix, owner, reexpire_ms, request_id, record_ms)
   local log_field = 'log:' .. owner
-  local state = redis.call('HMGET', lock, owner, log_field, 'waited')
+  local state = redis.call('HMGET', lock, owner, log_field)
   local held, log = tonumber(state[1]), state[2]
   local logged = logged_call(log, request_id)
   if logged then return logged end
 
   local record_key = record_prefix .. 'r:' .. owner
   if not held then
-    -- A resend: the first copy woke whoever waited.
-    if redis.call('GET', record_key) == request_id then return 0, false end
-    return -1, false
+    if redis.call('GET', record_key) == request_id then return 0 end
+    return -1
   end
 
   if held > 1 then
@@ -33,5 +31,5 @@ local function release_hold(lock, record_prefix, owner, reexpire_ms, request_id,
   -- free now.
   redis.call('DEL', lock)
   record_final(record_key, request_id, record_ms)
-  return 0, state[3] ~= false
+  return 0
 end

@@ -24,14 +24,6 @@ local function register_waiter(waiters, client_id, sleep_ms, mode)
   if redis.call('PTTL', waiters) < keep then redis.call('PEXPIRE', waiters, keep) end
 end
 
--- mark_waited(lock): flags an exclusive lock's hash ('waited' field) once a client registered
--- as its waiter, so that a release that finds no flag skips the wake-up (no waiter set to pop).
--- Every waiter's next failed attempt registers again and flags the current hash, also one that
--- replaced an expired hash while the waiter slept (it sleeps at most the holder's TTL).
-local function mark_waited(lock)
-  redis.call('HSET', lock, 'waited', 1)
-end
-
 -- waiter_acquired(waiters, client_id, mode, lease_ms): a waiting attempt succeeded.
 -- mode '1'/'3': other local waiters of the client still wait, so it stays registered;
 -- mode '2'/'4': it was the client's last local waiter, so the client leaves the set;
