@@ -23,6 +23,20 @@ export interface PendingRelease {
   left: number | undefined;
 }
 
+/** Why a hold ended, for its observers: undefined when it was released. */
+export type HoldEnd = LockLostReason | 'closed' | undefined;
+
+/**
+ * Follows one hold from outside: a MultiLock (to forget its set) or a RedLock (whose node holds
+ * are renewed by their clients' watchdogs, and which is lost when too few of them remain).
+ */
+export interface HoldObserver {
+  /** The watchdog's renewal of the hold was confirmed. */
+  renewed?(hold: Hold): void;
+  /** The hold ended: released, lost, expired, or its client closed. */
+  ended?(hold: Hold, why: HoldEnd): void;
+}
+
 /** What the client knows of one owner's holds on one lock (re-entries share it). */
 export class Hold {
   /** Holds confirmed by Redis: each needs one release. */
@@ -42,8 +56,15 @@ export class Hold {
   pending: PendingRelease | undefined;
   /** Leases to abort when the hold is lost. */
   readonly leases = new Set<AbortController>();
-  /** Called once when the hold ends (released, lost, expired): a MultiLock forgets its set. */
-  onEnd: (() => void)[] | undefined;
+  /** Told when the hold is renewed or ends (see HoldObserver). */
+  observers: HoldObserver[] | undefined;
+  /**
+   * A node hold of a RedLock: its loss is no news by itself (no `lost`, no `renewed` event); its
+   * observer decides.
+   */
+  quiet = false;
+  /** Renewals the watchdog may still make (RedLock `maxRenewals`); undefined: no cap. */
+  renewalsLeft: number | undefined;
 
   constructor(
     readonly id: string,
@@ -72,6 +93,9 @@ export interface Acquisition {
   readonly owner: string;
   readonly target: RenewTarget;
   readonly unscoped: boolean;
+  /** A RedLock's node hold (see Hold.quiet), renewed at most `maxRenewals` times. */
+  readonly quiet?: boolean;
+  readonly maxRenewals?: number;
   /** performance.now() when the winning attempt was sent. */
   readonly sentAt: number;
   /** The lease it set in Redis, ms. */
@@ -104,7 +128,9 @@ export class Holds {
 
   /** The holds the watchdog renews now. */
   *watched(): Iterable<Hold> {
-    for (const hold of this.#holds.values()) if (hold.watchdog && !hold.ending && hold.count > 0) yield hold;
+    for (const hold of this.#holds.values()) {
+      if (hold.watchdog && !hold.ending && hold.count > 0 && hold.renewalsLeft !== 0) yield hold;
+    }
   }
 
   /** True while `hold` is the client's current record of its owner's holds. */
@@ -118,6 +144,8 @@ export class Holds {
     let hold = this.#holds.get(id);
     if (!hold || hold.count === 0) {
       hold = new Hold(id, a.lockId, a.owner, a.target, a.unscoped);
+      if (a.quiet) hold.quiet = true;
+      hold.renewalsLeft = a.maxRenewals;
       this.#holds.set(id, hold);
       if (a.unscoped) this.rememberUnscoped(a.lockId, a.owner);
     }
@@ -135,18 +163,26 @@ export class Holds {
     this.#arm(hold.validUntil);
   }
 
-  /** Forgets the hold (released, lost, or gone with its lease). */
-  end(hold: Hold): void {
+  /** A watchdog renewal of the hold was confirmed (sent at `sentAt`, lease `ttlMs`). */
+  renewed(hold: Hold, sentAt: number, ttlMs: number): void {
+    this.confirmed(hold, sentAt, ttlMs);
+    if (hold.renewalsLeft !== undefined) hold.renewalsLeft = Math.max(0, hold.renewalsLeft - 1);
+    if (hold.observers) for (const observer of hold.observers) observer.renewed?.(hold);
+  }
+
+  /** Forgets the hold (released, lost, or gone with its lease) and tells its observers why. */
+  end(hold: Hold, why?: HoldEnd): void {
     if (this.#holds.get(hold.id) !== hold) return;
     this.#holds.delete(hold.id);
     if (hold.unscoped) this.forgetUnscoped(hold.lockId, hold.owner);
-    if (hold.onEnd) for (const onEnd of hold.onEnd) onEnd();
+    if (hold.observers) for (const observer of hold.observers) observer.ended?.(hold, why);
   }
 
   /** The hold is lost: forget it, abort its Leases with `error`, and tell the listener. */
   lose(hold: Hold, reason: LockLostReason, error: LockError): void {
     if (!this.isCurrent(hold)) return;
-    this.end(hold);
+    this.end(hold, reason);
+    if (hold.quiet) return;
     for (const lease of hold.leases) lease.abort(error);
     this.#listener.lost(hold, reason);
   }
@@ -186,7 +222,7 @@ export class Holds {
   close(error: LockError): void {
     for (const hold of [...this.#holds.values()]) {
       if (!hold.watchdog) continue;
-      this.end(hold);
+      this.end(hold, 'closed');
       for (const lease of hold.leases) lease.abort(error);
     }
   }
@@ -215,8 +251,8 @@ export class Holds {
 
   #expire(hold: Hold): void {
     // A release under way, or a fixed lease nobody holds a Lease of: nobody to tell.
-    if (hold.ending || hold.count === 0 || (!hold.watchdog && hold.leases.size === 0)) {
-      this.end(hold);
+    if (hold.ending || hold.count === 0 || (!hold.watchdog && hold.leases.size === 0 && !hold.quiet)) {
+      this.end(hold, hold.count === 0 ? undefined : 'expired');
       return;
     }
     const error = new LockLostError(

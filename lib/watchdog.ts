@@ -118,8 +118,8 @@ export class Watchdog {
       // Released, lost, or taken again while the call was out: its answer says nothing now.
       if (this.#closed || !holds.isCurrent(hold)) return;
       if (results[i] === RENEWED) {
-        holds.confirmed(hold, sentAt, leaseMs);
-        listener.renewed(hold);
+        holds.renewed(hold, sentAt, leaseMs);
+        if (!hold.quiet) listener.renewed(hold);
       } else if (hold.releasing === 0 && !hold.ending) {
         const reason: LockLostReason = results[i] === GONE ? 'deleted' : 'taken';
         holds.lose(hold, reason, new LockLostError(`lock "${hold.target.name}" was lost (${reason})`, reason, { lockName: hold.target.name }));

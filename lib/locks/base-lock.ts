@@ -239,10 +239,10 @@ export abstract class BaseLock implements RLock {
     return (await this.#acquire(owner, waitMs, leaseMs, signal, false)) !== false;
   }
 
-  /** For MultiLock: releases one hold of exactly `owner`. */
-  async releaseAs(owner: string): Promise<void> {
+  /** For MultiLock and RedLock: releases one hold of exactly `owner`; resolves with the holds left. */
+  async releaseAs(owner: string): Promise<number> {
     await this.open();
-    await this.#release(owner);
+    return this.#release(owner);
   }
 
   /** For MultiLock: `owner`'s hold count of this lock, 0 if none. */
@@ -253,9 +253,9 @@ export abstract class BaseLock implements RLock {
 
   /** For MultiLock: calls `onEnd` once `owner`'s hold of this lock ends; false if it holds none. */
   whenHoldEnds(owner: string, onEnd: () => void): boolean {
-    const hold = this.core.holds.get(this.#lockId, owner);
-    if (!hold || !this.core.holds.isCurrent(hold)) return false;
-    (hold.onEnd ??= []).push(onEnd);
+    const hold = this.holdOf(owner);
+    if (!hold) return false;
+    (hold.observers ??= []).push({ ended: onEnd });
     return true;
   }
 
@@ -303,19 +303,36 @@ export abstract class BaseLock implements RLock {
     if (acquired === false) return false;
     if (this.core.syncReplicas) await this.#confirmReplicas(owner);
     // Synchronously with the reply: the holder's clock (and renewal) start before user code runs.
+    this.trackHold(owner, acquired.sentAt, leaseMs, { unscoped: listed && !currentContext() });
+    this.core.events.emit('acquired', { name: this.name, owner });
+    return acquired;
+  }
+
+  /**
+   * Counts a confirmed acquisition of `owner` (sent at `sentAt`) in the client's hold records: the
+   * holder's clock, and watchdog renewal in watchdog mode. A RedLock's node holds are `quiet`.
+   */
+  protected trackHold(owner: string, sentAt: number, leaseMs: number, how: { unscoped?: boolean; quiet?: boolean; maxRenewals?: number }): Hold {
     const watchdog = leaseMs === WATCHDOG_LEASE;
-    this.core.holds.acquired({
+    const hold = this.core.holds.acquired({
       lockId: this.#lockId,
       owner,
       target: this.renewTarget(owner),
-      unscoped: listed && !currentContext(),
-      sentAt: acquired.sentAt,
+      unscoped: how.unscoped ?? false,
+      quiet: how.quiet,
+      maxRenewals: how.maxRenewals,
+      sentAt,
       ttlMs: this.ttlFor(leaseMs),
       watchdog,
     });
     if (watchdog) this.core.watchdog.kick();
-    this.core.events.emit('acquired', { name: this.name, owner });
-    return acquired;
+    return hold;
+  }
+
+  /** The client's record of `owner`'s holds of this lock, if it holds any. */
+  protected holdOf(owner: string): Hold | undefined {
+    const hold = this.core.holds.get(this.#lockId, owner);
+    return hold && this.core.holds.isCurrent(hold) ? hold : undefined;
   }
 
   /** `syncReplicas`: WAIT for the acks; too few → roll the acquisition back and fail. */

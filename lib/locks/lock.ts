@@ -2,7 +2,7 @@ import type { LockCore } from '../core.js';
 import { exclusiveWait, type WaitTarget } from '../keys.js';
 import type { Acquired } from '../wait.js';
 import { BaseLock } from './base-lock.js';
-import { NODE_LOCK, type NodeLock, type NodeLockSource, type RenewStatus } from './node-lock.js';
+import { NODE_LOCK, type NodeLock, type NodeLockSource } from './node-lock.js';
 import { newRequestId } from './request-id.js';
 
 /**
@@ -55,10 +55,11 @@ export class ReentrantLock extends BaseLock implements NodeLockSource {
         await open();
         return this.releaseFor(owner, reExpireMs, newRequestId(), recordMs);
       },
-      renew: async (owner, ttlMs) => {
+      track: (owner, sentAt, leaseMs, maxRenewals) => this.trackHold(owner, sentAt, leaseMs, { quiet: true, maxRenewals }),
+      releaseHeld: async (owner) => {
+        if (this.holdOf(owner)) return this.releaseAs(owner);
         await open();
-        const { results } = await core.scripts.renewMany('lock', [keys.lock], [owner], ttlMs);
-        return results[0] as RenewStatus;
+        return this.releaseFor(owner, 0, newRequestId(), 1_000);
       },
       holdCount: async (owner) => {
         await open();

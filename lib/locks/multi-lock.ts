@@ -300,7 +300,7 @@ const unscopedSets = new Map<string, MemberHold[][]>();
  * Lets go of the members taken by a round that failed. A hold that is gone already (its lease
  * ran out meanwhile) is no error; any other failure rejects once every release was tried.
  */
-async function letGo(releases: (() => Promise<void>)[]): Promise<void> {
+async function letGo(releases: (() => Promise<unknown>)[]): Promise<void> {
   const results = await Promise.allSettled(releases.map((release) => release()));
   const failure = results.find((result) => result.status === 'rejected' && !(result.reason instanceof LockNotHeldError));
   if (failure?.status === 'rejected') throw failure.reason;

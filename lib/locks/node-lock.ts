@@ -1,17 +1,7 @@
 import type { LockCore } from '../core.js';
+import type { Hold } from '../holds.js';
 import type { LockKeys } from '../keys.js';
 import type { WaiterMode } from '../scripts/registry.js';
-
-/** What a renewal found on one node (the renew script's answer). */
-export const RenewStatus = {
-  /** The lock key is gone. */
-  Gone: 0,
-  /** The owner still held the lock; its TTL is reset. */
-  Renewed: 1,
-  /** Other owners hold the lock. */
-  Taken: 2,
-} as const;
-export type RenewStatus = (typeof RenewStatus)[keyof typeof RenewStatus];
 
 /**
  * One lock on one Redis node, driven for an explicit owner, one command per call and no waiting:
@@ -32,8 +22,14 @@ export interface NodeLock {
    * count left, or ScriptStatus.NotHeld.
    */
   release(owner: string, reExpireMs: number, recordMs: number): Promise<number>;
-  /** Resets the TTL to `ttlMs` if `owner` still holds the lock; never re-acquires. */
-  renew(owner: string, ttlMs: number): Promise<RenewStatus>;
+  /**
+   * Counts a granted acquisition (sent at `sentAt`) in this node's client's hold records, as a
+   * quiet node hold: that client's watchdog renews it in watchdog mode (at most `maxRenewals`
+   * times) and its holder's clock ends it; the RedLock observes it.
+   */
+  track(owner: string, sentAt: number, leaseMs: number, maxRenewals: number | undefined): Hold;
+  /** Releases one hold of `owner` through its hold record (see releaseHold); the holds left. */
+  releaseHeld(owner: string): Promise<number>;
   /** `owner`'s hold count on this node, 0 if none. */
   holdCount(owner: string): Promise<number>;
 }

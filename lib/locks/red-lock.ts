@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { Hold } from '../holds.js';
 import { currentContext, newContextId, ownerId, runInNewContext } from '../context.js';
 import type { LockCore } from '../core.js';
 import {
@@ -11,11 +12,11 @@ import {
 } from '../errors.js';
 import { exclusiveWait } from '../keys.js';
 import { Lease } from '../lease.js';
-import { RECORD_MAX_MS, REDLOCK_DEFAULTS, type RedLockOptions } from '../options.js';
+import { REDLOCK_DEFAULTS, type RedLockOptions } from '../options.js';
 import type { WaiterQueue } from '../pubsub/waiter-queue.js';
 import { fanOut, type FanOutResult } from '../redlock/fan-out.js';
 import { certain, driftOf, quorumError, quorumOf, tally, type Tally, type Verdict } from '../redlock/quorum.js';
-import { RedHold, type RenewOutcome } from '../redlock/red-hold.js';
+import { RedHold } from '../redlock/red-hold.js';
 import { WaiterMode, type RedisConnection } from '../scripts/registry.js';
 import {
   checkCount,
@@ -28,7 +29,7 @@ import {
   WATCHDOG_LEASE,
 } from '../validate.js';
 import { raceDeadline } from '../wait.js';
-import { nodeLockOf, RenewStatus, type NodeLock } from './node-lock.js';
+import { nodeLockOf, type NodeLock } from './node-lock.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
 
 const KNOWN_OPTIONS = new Set(['nodeTimeout', 'maxRenewals']);
@@ -44,7 +45,6 @@ const holds = new Map<string, RedHold>();
 
 const granted = (holderTtl: number | null): Verdict => (holderTtl === null ? 'yes' : 'no');
 const heldByOwner = (left: number): Verdict => (left === ScriptStatus.NotHeld ? 'no' : 'yes');
-const renewedVerdict = (status: RenewStatus): Verdict => (status === RenewStatus.Renewed ? 'yes' : 'no');
 
 /** One acquisition round, decided. */
 interface Attempt {
@@ -298,10 +298,10 @@ export class RedLock implements RLock {
     let won: Attempt | undefined;
     try {
       for (let attempts = 1; ; attempts += 1) {
-        const attempt = await this.#attempt(owner, ttlMs, queues, signal);
+        const attempt = await this.#attempt(owner, ttlMs, watchdog, queues, signal);
         if (attempt.acquired) {
           won = attempt;
-          return this.#held(owner, attempt, watchdog);
+          return this.#held(owner, attempt, leaseMs);
         }
         if (performance.now() >= deadline) return this.#gaveUp(attempt, attempts);
         if (!queues) {
@@ -321,8 +321,18 @@ export class RedLock implements RLock {
     }
   }
 
-  /** One round on every node; a round without a majority is undone before it resolves. */
-  async #attempt(owner: string, ttlMs: number, queues: WaiterQueue[] | undefined, signal: AbortSignal | undefined): Promise<Attempt> {
+  /**
+   * One round on every node; a round without a majority is undone before it resolves. In
+   * watchdog mode each node gets its own client's `watchdogTimeout` (its watchdog renews to that);
+   * the validity counts with `ttlMs`, the shortest of them.
+   */
+  async #attempt(
+    owner: string,
+    ttlMs: number,
+    watchdog: boolean,
+    queues: WaiterQueue[] | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<Attempt> {
     const nodes = this.#nodes;
     const reentrant = (holds.get(this.#holdKey(owner))?.count ?? 0) > 0;
     const live = nodes.map((_, i) => queues?.[i]?.subscribed ?? false);
@@ -331,7 +341,7 @@ export class RedLock implements RLock {
       (i) => {
         const queue = queues?.[i];
         const mode = queue === undefined ? WaiterMode.Single : queue.othersWaiting ? WaiterMode.Shared : WaiterMode.Alone;
-        return nodes[i]!.attempt(owner, ttlMs, mode);
+        return nodes[i]!.attempt(owner, watchdog ? nodes[i]!.core.watchdogTimeoutMs : ttlMs, mode);
       },
       this.#nodeTimeoutMs,
       (answers) => certain(tally(answers, granted), nodes.length),
@@ -419,19 +429,17 @@ export class RedLock implements RLock {
     });
   }
 
-  #held(owner: string, attempt: Attempt, watchdog: boolean): RedHold {
+  #held(owner: string, attempt: Attempt, leaseMs: number): RedHold {
     const key = this.#holdKey(owner);
     let hold = holds.get(key);
     if (!hold) {
       hold = new RedHold({
         lockName: this.name,
-        owner,
-        renewTtlMs: this.#watchdogTtlMs,
+        nodes: this.#nodes.length,
+        quorum: this.#quorum,
         maxRenewals: this.#maxRenewals,
-        renew: () => this.#renew(owner),
         renewed: () => void this.#home.events.emit('renewed', { name: this.name, owner }),
         lost: (reason) => void this.#home.events.emit('lost', { name: this.name, owner, reason }),
-        isOpen: () => this.#isOpen(),
         forget: (ended) => {
           if (holds.get(key) !== ended) return;
           holds.delete(key);
@@ -441,8 +449,27 @@ export class RedLock implements RLock {
       });
       holds.set(key, hold);
     }
-    // Synchronously with the answers: renewal is set up before user code runs.
-    hold.acquired(attempt.round.startedAt, attempt.round.decidedAt + attempt.validityMs, watchdog);
+    // Synchronously with the answers: each granted node's hold record (its holder's clock, and
+    // renewal by its client's watchdog) exists before user code runs.
+    const watchdog = leaseMs === WATCHDOG_LEASE;
+    const { round } = attempt;
+    const track = (node: number): Hold =>
+      this.#nodes[node]!.track(owner, round.startedAt, leaseMs, watchdog ? this.#maxRenewals : undefined);
+    const granted = new Map<number, Hold>();
+    round.answers.forEach((answer, i) => {
+      if (answer?.kind === 'answered' && answer.value === null) granted.set(i, track(i));
+      else if (answer === undefined || answer.kind === 'timeout') {
+        // Decided without this node's answer: a late grant is held (and renewed) too, or, if the
+        // hold is gone by then, let go of at once.
+        const current = hold;
+        round.calls[i]!.then((late) => {
+          if (late !== null) return;
+          if (current.ended || holds.get(key) !== current) void this.#nodes[i]!.releaseHeld(owner).catch(() => undefined);
+          else current.joined(i, track(i));
+        }, () => undefined);
+      }
+    });
+    hold.acquired(granted, watchdog);
     if (!currentContext()) this.#rememberUnscoped(owner);
     this.#home.events.emit('acquired', { name: this.name, owner });
     return hold;
@@ -458,20 +485,6 @@ export class RedLock implements RLock {
     return failure;
   }
 
-  async #renew(owner: string): Promise<RenewOutcome> {
-    const nodes = this.#nodes;
-    const round = await fanOut(
-      nodes.length,
-      (i) => nodes[i]!.renew(owner, this.#watchdogTtlMs),
-      this.#nodeTimeoutMs,
-      (answers) => certain(tally(answers, renewedVerdict), nodes.length),
-    );
-    const counted = tally(round.answers, renewedVerdict);
-    if (counted.yes >= this.#quorum) return { kind: 'renewed', startedAt: round.startedAt, decidedAt: round.decidedAt };
-    const error = quorumError('renew', this.name, round, counted);
-    return counted.no > nodes.length - this.#quorum ? { kind: 'refused', error } : { kind: 'failed', error };
-  }
-
   /**
    * Releases one hold of `owner` on every node. It succeeds when a majority confirmed the
    * owner's hold. The releases reach every node either way, so this process counts the hold
@@ -480,13 +493,12 @@ export class RedLock implements RLock {
   async #release(owner: string): Promise<void> {
     const nodes = this.#nodes;
     const hold = holds.get(this.#holdKey(owner));
-    const reExpireMs = hold?.watchdog ? this.#watchdogTtlMs : 0;
     if (hold) hold.releasing += 1;
     let round: FanOutResult<number>;
     try {
       round = await fanOut(
         nodes.length,
-        (i) => nodes[i]!.release(owner, reExpireMs, Math.min(RECORD_MAX_MS, this.#watchdogTtlMs)),
+        (i) => nodes[i]!.releaseHeld(owner),
         this.#nodeTimeoutMs,
         (answers) => certain(tally(answers, heldByOwner), nodes.length),
       );
@@ -559,15 +571,6 @@ export class RedLock implements RLock {
   /** @throws LockClientClosedError when any of the nodes' clients is closed. */
   #assertOpen(): void {
     for (const node of this.#nodes) node.core.assertOpen();
-  }
-
-  #isOpen(): boolean {
-    try {
-      this.#home.assertOpen();
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   #notHeld(cause?: RedLockQuorumError): LockNotHeldError {

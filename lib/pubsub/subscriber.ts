@@ -26,6 +26,8 @@ export class NoticeSubscriber {
   readonly #onError: (error: unknown) => void;
   #attached: Attached | undefined;
   #wasReady = false;
+  /** One wait for the handshake, shared by every subscribe that comes during it. */
+  #readying: Promise<void> | undefined;
 
   constructor(onError: (error: unknown) => void) {
     this.#onError = onError;
@@ -82,7 +84,7 @@ export class NoticeSubscriber {
       // check; that INFO then fails in subscriber mode, ioredis reconnects, and the subscription
       // is gone although SUBSCRIBE resolved (ioredis#2037). Before and after the handshake,
       // commands wait in the offline queue until the connection is ready.
-      if (conn.status === 'connect') await this.#ready(conn);
+      if (conn.status === 'connect') await (this.#readying ??= this.#ready(conn).finally(() => (this.#readying = undefined)));
       await (sharded ? conn.ssubscribe(channel) : conn.subscribe(channel));
     } catch (error) {
       if (this.#listeners.get(channel) === listener) this.#listeners.delete(channel);

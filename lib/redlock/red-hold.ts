@@ -1,57 +1,53 @@
-import { LockClientClosedError, LockLostError, type LockLostReason, type RedLockQuorumError } from '../errors.js';
-import { RENEW_RETRY_MS } from '../options.js';
-import { driftOf } from './quorum.js';
-
-/** What one renewal round over every node found. */
-export type RenewOutcome =
-  /** A majority renewed. */
-  | { readonly kind: 'renewed'; readonly startedAt: number; readonly decidedAt: number }
-  /** So many nodes lost the lock (gone or held by another owner) that no majority can renew it. */
-  | { readonly kind: 'refused'; readonly error: RedLockQuorumError }
-  /** No majority this time because nodes failed or timed out: worth another try. */
-  | { readonly kind: 'failed'; readonly error: RedLockQuorumError };
+import { LockClientClosedError, LockLostError, RedLockQuorumError, type LockError, type LockLostReason, type RedLockNodeFailure } from '../errors.js';
+import type { Hold, HoldEnd, HoldObserver } from '../holds.js';
 
 export interface RedHoldConfig {
   readonly lockName: string;
-  readonly owner: string;
-  /** TTL set by every renewal (the watchdog lease), ms. */
-  readonly renewTtlMs: number;
-  /** Renewals allowed; undefined: no cap. */
+  readonly nodes: number;
+  readonly quorum: number;
+  /** Renewals allowed per node; undefined: no cap. */
   readonly maxRenewals: number | undefined;
-  /** One renewal round on every node. */
-  renew(): Promise<RenewOutcome>;
   renewed(): void;
   lost(reason: LockLostReason): void;
-  /** False once the client the RedLock reports to is closed: renewal then stops silently. */
-  isOpen(): boolean;
   /** The hold ended (released, lost, expired, client closed): forget it. */
   forget(hold: RedHold): void;
 }
 
 /**
- * One owner's hold on one RedLock in this process: its re-entry count, the end of its validity
- * time and its leases. In watchdog mode it renews on every node every third of the lease and
- * counts a renewal only when a majority answered within the validity time; when the validity
- * runs out without one, the hold is lost and its leases are aborted.
+ * One owner's hold on one RedLock in this process: its re-entry count, its leases, and one node
+ * hold per node that granted it. The node holds live in their own clients' hold records: each
+ * client's watchdog renews them in its batched calls, each has the holder's clock. This hold
+ * follows them: it counts as renewed when a majority of nodes confirmed a renewal, and it is
+ * lost when fewer than a majority of node holds remain (taken, deleted, or their clock ran out).
  */
 export class RedHold {
   /** Holds of the owner: re-entries count. */
   count = 0;
-  /** Releases in flight: a renewal that finds the lock gone meanwhile is no loss. */
+  /** Releases in flight: node holds that end meanwhile are no loss. */
   releasing = 0;
   /** Leases to abort when the hold is lost or expires. */
   readonly leases = new Set<AbortController>();
   readonly #config: RedHoldConfig;
-  #validUntil = 0;
+  /** Per node: its live hold of this owner, if any. */
+  readonly #members: (Hold | undefined)[];
+  /** Per node: why its hold ended, when it did. */
+  readonly #endedWhy: HoldEnd[];
+  /** Per node: confirmed renewals. */
+  readonly #renewals: number[];
+  #reportedRenewals = 0;
   #watchdog = false;
-  #renewals = 0;
-  #lastFailure: RedLockQuorumError | undefined;
-  #renewTimer: NodeJS.Timeout | undefined;
-  #expiryTimer: NodeJS.Timeout | undefined;
   #ended = false;
+  /** How the node holds tell this hold about themselves. */
+  readonly #observer: HoldObserver = {
+    renewed: (hold) => this.#nodeRenewed(hold),
+    ended: (hold, why) => this.#nodeEnded(hold, why),
+  };
 
   constructor(config: RedHoldConfig) {
     this.#config = config;
+    this.#members = new Array<Hold | undefined>(config.nodes).fill(undefined);
+    this.#endedWhy = new Array<HoldEnd>(config.nodes).fill(undefined);
+    this.#renewals = new Array<number>(config.nodes).fill(0);
   }
 
   /** Renewed in watchdog mode (a re-entry with a fixed lease does not stop that). */
@@ -63,16 +59,29 @@ export class RedHold {
     return this.#ended;
   }
 
-  /** An acquisition (or re-entry) succeeded; its round was sent at `startedAt`, valid until `validUntil`. */
-  acquired(startedAt: number, validUntil: number, watchdog: boolean): void {
+  /** Whether `node` has a live hold of this owner. */
+  holds(node: number): boolean {
+    return this.#members[node] !== undefined;
+  }
+
+  /** An acquisition (or re-entry) was granted by a majority; `granted` are its node holds. */
+  acquired(granted: ReadonlyMap<number, Hold>, watchdog: boolean): void {
     this.count += 1;
-    // Each acquisition sets the TTL on the nodes anew, so the latest one decides the validity.
-    this.#validUntil = validUntil;
-    this.#armExpiry();
-    if (watchdog && !this.#watchdog) {
-      this.#watchdog = true;
-      if (!this.#capped()) this.#scheduleRenewal(startedAt + this.#config.renewTtlMs / 3 - performance.now());
+    if (watchdog) this.#watchdog = true;
+    for (const [node, hold] of granted) {
+      if (this.#members[node] === hold) continue;
+      this.#members[node] = hold;
+      this.#endedWhy[node] = undefined;
+      (hold.observers ??= []).push(this.#observer);
     }
+  }
+
+  /** A node granted the acquisition after the round was decided: its hold counts too. */
+  joined(node: number, hold: Hold): void {
+    if (this.#members[node] === hold) return;
+    this.#members[node] = hold;
+    this.#endedWhy[node] = undefined;
+    (hold.observers ??= []).push(this.#observer);
   }
 
   /** One hold was released; true when it was the last. */
@@ -82,91 +91,83 @@ export class RedHold {
     return this.#ended;
   }
 
-  /** Stops renewal and expiry; the hold is forgotten. */
+  /** The hold is forgotten (its node holds go their own way: released, or left to expire). */
   end(): void {
     if (this.#ended) return;
     this.#ended = true;
-    clearTimeout(this.#renewTimer);
-    clearTimeout(this.#expiryTimer);
     this.#config.forget(this);
   }
 
-  #armExpiry(): void {
-    clearTimeout(this.#expiryTimer);
-    this.#expiryTimer = setTimeout(() => this.#expire(), Math.max(0, this.#validUntil - performance.now()));
-    this.#expiryTimer.unref();
+  #nodeRenewed(hold: Hold): void {
+    const node = this.#members.indexOf(hold);
+    if (node === -1 || this.#ended) return;
+    this.#renewals[node]! += 1;
+    // Renewal k counts once a majority of nodes have been renewed k times.
+    const next = this.#reportedRenewals + 1;
+    if (this.#renewals.filter((renewals) => renewals >= next).length >= this.#config.quorum) {
+      this.#reportedRenewals = next;
+      this.#config.renewed();
+    }
   }
 
-  #scheduleRenewal(delayMs: number): void {
-    clearTimeout(this.#renewTimer);
-    this.#renewTimer = setTimeout(() => void this.#renew(), Math.max(0, delayMs));
-    this.#renewTimer.unref();
+  #nodeEnded(hold: Hold, why: HoldEnd): void {
+    const node = this.#members.indexOf(hold);
+    if (node === -1) return;
+    this.#members[node] = undefined;
+    this.#endedWhy[node] = why;
+    if (this.#ended || this.releasing > 0 || why === undefined) return;
+    const live = this.#members.filter((member) => member !== undefined).length;
+    // The first lock's client speaks for the RedLock: once it is closed, the RedLock is over.
+    if (live >= this.#config.quorum && !(why === 'closed' && node === 0)) return;
+    this.#lost(why);
   }
 
-  #capped(): boolean {
-    const { maxRenewals } = this.#config;
-    return maxRenewals !== undefined && this.#renewals >= maxRenewals;
-  }
-
-  #expire(): void {
-    if (this.#ended) return;
+  #lost(why: Exclude<HoldEnd, undefined>): void {
     const { lockName, maxRenewals } = this.#config;
+    if (why === 'closed') {
+      // No longer renewed anywhere: the node holds left run out with their lease.
+      for (const member of this.#members) if (member) member.renewalsLeft = 0;
+      this.#abort(new LockClientClosedError(`the LockClient was closed: RedLock "${lockName}" is no longer renewed`));
+      return;
+    }
     if (!this.#watchdog) {
       // As with a plain lock: the end of a fixed lease is news only to a Lease holder.
       if (this.leases.size === 0) this.end();
-      else this.#lose('expired', `lease of RedLock "${lockName}" ran out before release`);
-    } else if (this.#capped()) {
-      this.#lose('expired', `RedLock "${lockName}" expired after its last allowed renewal (maxRenewals: ${maxRenewals})`);
+      else this.#lose('expired', new LockLostError(`lease of RedLock "${lockName}" ran out before release`, 'expired', { lockName }));
+    } else if (maxRenewals !== undefined && this.#reportedRenewals >= maxRenewals && why === 'expired') {
+      const message = `RedLock "${lockName}" expired after its last allowed renewal (maxRenewals: ${maxRenewals})`;
+      this.#lose('expired', new LockLostError(message, 'expired', { lockName }));
     } else {
-      this.#lose(
-        'quorum',
-        `RedLock "${lockName}" was lost: no renewal reached a majority of its nodes within the validity time`,
-        this.#lastFailure,
-      );
+      const message = `RedLock "${lockName}" was lost: fewer than a majority of its nodes still hold it for this owner`;
+      this.#lose('quorum', new LockLostError(message, 'quorum', { lockName, cause: this.#quorumError() }));
     }
   }
 
-  async #renew(): Promise<void> {
-    this.#renewTimer = undefined;
-    if (this.#ended) return;
-    if (!this.#config.isOpen()) {
-      // The client was closed: renewal stops here, and the holder is told so.
-      this.end();
-      const error = new LockClientClosedError(`the LockClient was closed: RedLock "${this.#config.lockName}" is no longer renewed`);
-      for (const lease of this.leases) lease.abort(error);
-      return;
-    }
-    const { renewTtlMs, lockName } = this.#config;
-    const outcome = await this.#config.renew();
-    // Released, lost or expired while the round was out: its answer says nothing now.
-    if (this.#ended) return;
-    if (outcome.kind === 'renewed') {
-      // Only a majority within the validity time counts: past it the holder could no longer
-      // assume it held the lock. (The expiry timer had not run yet: the event loop was busy.)
-      if (outcome.decidedAt >= this.#validUntil) {
-        this.#expire();
-        return;
-      }
-      this.#validUntil = outcome.startedAt + renewTtlMs - driftOf(renewTtlMs);
-      this.#renewals += 1;
-      this.#lastFailure = undefined;
-      this.#armExpiry();
-      this.#config.renewed();
-      if (!this.#capped()) this.#scheduleRenewal(outcome.startedAt + renewTtlMs / 3 - performance.now());
-      return;
-    }
-    this.#lastFailure = outcome.error;
-    if (outcome.kind === 'refused' && this.releasing === 0) {
-      this.#lose('quorum', `RedLock "${lockName}" was lost: a majority of its nodes no longer hold it for this owner`, outcome.error);
-      return;
-    }
-    this.#scheduleRenewal(Math.min(RENEW_RETRY_MS, renewTtlMs / 3));
+  /** What the nodes' holds came to: live (granted), taken or deleted (refused), expired (failed). */
+  #quorumError(): RedLockQuorumError {
+    const failures: RedLockNodeFailure[] = [];
+    let granted = 0;
+    let refused = 0;
+    this.#members.forEach((member, node) => {
+      const why = this.#endedWhy[node];
+      if (member !== undefined) granted += 1;
+      else if (why === 'taken' || why === 'deleted') refused += 1;
+      else failures.push({ node, reason: 'timeout' });
+    });
+    const { nodes, quorum } = this.#config;
+    return new RedLockQuorumError(
+      { operation: 'renew', nodes, quorum, granted, refused, failures, unanswered: 0, elapsedMs: 0, attempts: 1 },
+      { lockName: this.#config.lockName },
+    );
   }
 
-  #lose(reason: LockLostReason, message: string, cause?: RedLockQuorumError): void {
-    this.end();
-    const error = new LockLostError(message, reason, { lockName: this.#config.lockName, cause });
-    for (const lease of this.leases) lease.abort(error);
+  #lose(reason: LockLostReason, error: LockError): void {
+    this.#abort(error);
     this.#config.lost(reason);
+  }
+
+  #abort(error: LockError): void {
+    this.end();
+    for (const lease of this.leases) lease.abort(error);
   }
 }

@@ -540,8 +540,9 @@ describe('RedLock over 5 independent redis-servers', () => {
     const lease = await redLock.acquire({ leaseTime: 300 });
     for (let i = 0; i < 40 && !lease.signal.aborted; i += 1) await sleep(10);
     const abortedAfter = performance.now() - started;
-    // Validity = 300 − elapsed − (3 + 2) ms drift: it ends before the keys expire.
-    expect(abortedAfter).toBeGreaterThanOrEqual(280);
+    // The node holds' clocks end at 300 − (3 + 25) ms drift after the round was sent, before
+    // the keys expire: the majority's end is the RedLock's.
+    expect(abortedAfter).toBeGreaterThanOrEqual(265);
     expect(abortedAfter).toBeLessThan(600);
     expect(lease.signal.reason).toMatchObject({ reason: 'expired' });
     expect(lost).toEqual([{ name: 'validity', owner: lease.owner, reason: 'expired' }]);
