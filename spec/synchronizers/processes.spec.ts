@@ -18,9 +18,9 @@ function worker(url: string, prefix: string, ...args: string[]): { child: ChildP
 }
 
 async function nextLine(lines: AsyncIterator<string>): Promise<string> {
-  const { value, done } = await lines.next();
-  if (done) throw new Error('worker ended early');
-  return value;
+  const next = await lines.next();
+  if (next.done === true) throw new Error('worker ended early');
+  return next.value;
 }
 
 describe('semaphore and latch across processes', () => {
@@ -29,8 +29,8 @@ describe('semaphore and latch across processes', () => {
   for (const fair of [false, true]) {
     it(`never more than 3 permits out: 3 processes × 4 tasks × 8 rounds${fair ? ' (fair)' : ''}`, async () => {
       const workers = Array.from({ length: 3 }, () => worker(fx.url, fx.prefix, 'contend', '4', '8', '3', ...(fair ? ['fair'] : [])));
-      const results = await Promise.all(workers.map(async ({ lines }) => JSON.parse(await nextLine(lines)) as Record<string, number>));
-      await Promise.all(workers.map(({ child }) => (child.exitCode === null ? once(child, 'exit') : undefined)));
+      const results = await Promise.all(workers.map(async ({ lines }) => JSON.parse(await nextLine(lines)) as { entries: number; violations: number; maxInside: number }));
+      for (const { child } of workers) if (child.exitCode === null) await once(child, 'exit');
       expect(results.map((r) => r.violations)).toEqual([0, 0, 0]);
       expect(results.map((r) => r.entries)).toEqual([32, 32, 32]);
       expect(Math.max(...results.map((r) => r.maxInside))).toBeLessThanOrEqual(3);

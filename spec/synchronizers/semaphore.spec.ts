@@ -7,7 +7,7 @@ import {
   LockRedisError,
   type Permit,
 } from '../../lib/index.js';
-import { OverlapProbe, sleep, until, useLockFixture } from '../helpers/fixtures.js';
+import { sleep, until, useLockFixture } from '../helpers/fixtures.js';
 
 describe('semaphore', () => {
   const fx = useLockFixture();
@@ -151,7 +151,7 @@ describe('semaphore', () => {
     }
     await expect(sem.withPermit('x' as never)).rejects.toBeInstanceOf(InvalidArgumentError);
     const latch = locks.getCountDownLatch('l');
-    expect(() => locks.getCountDownLatch('' as string)).toThrow(InvalidArgumentError);
+    expect(() => locks.getCountDownLatch('')).toThrow(InvalidArgumentError);
     for (const n of [0, -1, 1.5, NaN, '3']) await expect(latch.trySetCount(n as number)).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(latch.wait({ waitTime: -5 })).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(latch.wait({ signal: {} } as never)).rejects.toBeInstanceOf(InvalidArgumentError);
@@ -201,7 +201,6 @@ describe('semaphore', () => {
         );
         await sleep(40);
       }
-      // Anyone waiting: a no-wait tryAcquire gets nothing even with permits free.
       await held.release();
       await sleep(5);
       await Promise.all(waiters);
