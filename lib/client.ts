@@ -6,6 +6,8 @@ import type { RedisConnection as AnyRedisConnection } from './connection.js';
 import type { LockClientEvents, LockCore, LockLostInfo } from './core.js';
 import { InvalidArgumentError, LockClientClosedError, toLockError } from './errors.js';
 import { Holds } from './holds.js';
+import { CountDownLatch, type RCountDownLatch } from './synchronizers/count-down-latch.js';
+import { Semaphore, type RSemaphore, type SemaphoreOptions } from './synchronizers/semaphore.js';
 import { FairLock } from './locks/fair-lock.js';
 import { FencedLock } from './locks/fenced-lock.js';
 import { ReentrantLock } from './locks/lock.js';
@@ -234,6 +236,27 @@ export class LockClient extends EventEmitter<LockClientEvents> {
    */
   getFairLock(name: string): RLock {
     return new FairLock(this.#core, name);
+  }
+
+  /**
+   * A counting semaphore: at most `options.permits` permits out at once across every client.
+   * Permits are leases (watchdog-renewed unless a `leaseTime` is given); `fair: true` hands them
+   * out in strict arrival order. See docs/synchronizers.md.
+   * @throws InvalidArgumentError for a bad name or options.
+   * @example
+   * const exports = locks.getSemaphore('exports', { permits: 5 });
+   * await exports.withPermit(() => runExport());
+   */
+  getSemaphore(name: string, options: SemaphoreOptions): RSemaphore {
+    return new Semaphore(this.#core, name, options);
+  }
+
+  /**
+   * A count-down latch: `wait()` resolves in every process once `countDown()` reached 0.
+   * @throws InvalidArgumentError for an empty or non-string name.
+   */
+  getCountDownLatch(name: string): RCountDownLatch {
+    return new CountDownLatch(this.#core, name);
   }
 
   /**

@@ -26,3 +26,6 @@ export { MultiLock } from './locks/multi-lock.js';
 export { RedLock } from './locks/red-lock.js';
 export type { FencedLease, LockWaitOptions, RFencedLock, RLock, RReadWriteLock, SignalOptions } from './locks/rlock.js';
 export type { LockClientOptions, RedLockOptions, SyncReplicas } from './options.js';
+export { Permit } from './synchronizers/permit.js';
+export type { RCountDownLatch, LatchWaitOptions } from './synchronizers/count-down-latch.js';
+export type { PermitOptions, RSemaphore, SemaphoreOptions } from './synchronizers/semaphore.js';

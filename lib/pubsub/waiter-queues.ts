@@ -26,6 +26,8 @@ export class WaiterQueues {
   readonly #config: WaiterQueuesConfig;
   readonly #queues = new Map<string, WaiterQueue>();
   readonly #fairQueues = new Map<string, FairWaiterQueue>();
+  /** Channels of other kinds (semaphores, latches), made by their own modules. */
+  readonly #otherQueues = new Map<string, WakeChannel>();
 
   constructor(config: WaiterQueuesConfig) {
     this.#config = config;
@@ -65,8 +67,22 @@ export class WaiterQueues {
     return this.#getOrCreate(this.#fairQueues, keys.turnPrefix, (hooks) => new FairWaiterQueue(hooks, this.#config.lingerMs));
   }
 
+  /** This client's channel with `prefix` (see {@link channel}), if it exists. */
+  peekChannel<Q extends WakeChannel>(prefix: string): Q | undefined {
+    return this.#otherQueues.get(this.#channel(prefix)) as Q | undefined;
+  }
+
+  /**
+   * This client's wake-up channel `prefix` + client id, made by `create` on first need: for
+   * waiters other than locks'. It is subscribed, lingers and is closed like the others. A prefix
+   * is always used with the same kind of channel.
+   */
+  channel<Q extends WakeChannel>(prefix: string, create: (hooks: WakeChannelHooks) => Q): Q {
+    return this.#getOrCreate(this.#otherQueues as Map<string, Q>, prefix, create);
+  }
+
   close(error: Error): void {
-    for (const queues of [this.#queues, this.#fairQueues]) {
+    for (const queues of [this.#queues, this.#fairQueues, this.#otherQueues]) {
       for (const queue of queues.values()) queue.close(error);
       queues.clear();
     }

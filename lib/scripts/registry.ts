@@ -21,6 +21,7 @@ import readWriteStateLua from './read-write-state-2.lua';
 import releaseLua from './release-4.lua';
 import releaseHoldLua from './release-hold.lua';
 import renewManyLua from './renew-many.lua';
+import renewPermitsManyLua from './renew-permits-many.lua';
 import renewReadWriteManyLua from './renew-read-write-many.lua';
 import serverTimeLua from './server-time.lua';
 import wakeAllLua from './wake-all.lua';
@@ -54,8 +55,8 @@ export const WaiterMode = {
 } as const;
 export type WaiterMode = (typeof WaiterMode)[keyof typeof WaiterMode];
 
-/** Which batched watchdog script renews a hold: a reentrant lock's, or a read-write lock's. */
-export type RenewScript = 'lock' | 'readWrite';
+/** Which batched watchdog script renews a hold: a reentrant lock's, a read-write lock's, or a semaphore permit's. */
+export type RenewScript = 'lock' | 'readWrite' | 'permit';
 
 /** What a read-write lock looks like to one owner (lib/scripts/read-write-state-2.lua). */
 export interface ReadWriteState {
@@ -104,6 +105,12 @@ const COMMANDS = {
     name: 'rlockRenewReadWriteManyCrossSlotV1',
     numberOfKeys: undefined,
     lua: CROSS_SLOT + rwPrelude + renewReadWriteManyLua,
+  },
+  renewPermitsMany: { name: 'rlockRenewPermitsManyV1', numberOfKeys: undefined, lua: serverTimeLua + renewPermitsManyLua },
+  renewPermitsManyCrossSlot: {
+    name: 'rlockRenewPermitsManyCrossSlotV1',
+    numberOfKeys: undefined,
+    lua: CROSS_SLOT + serverTimeLua + renewPermitsManyLua,
   },
   readWriteState: { name: 'rlockReadWriteStateV1', numberOfKeys: 2, lua: serverTimeLua + readWriteStateLua },
   fairAcquire: { name: 'rlockFairAcquireV2', numberOfKeys: 3, lua: serverTimeLua + fairQueueLua + callLogLua + enterHoldLua + fairAcquireLua },
@@ -253,7 +260,9 @@ export class LockScripts {
     const command =
       script === 'lock'
         ? crossSlot ? COMMANDS.renewManyCrossSlot : COMMANDS.renewMany
-        : crossSlot ? COMMANDS.renewReadWriteManyCrossSlot : COMMANDS.renewReadWriteMany;
+        : script === 'permit'
+          ? crossSlot ? COMMANDS.renewPermitsManyCrossSlot : COMMANDS.renewPermitsMany
+          : crossSlot ? COMMANDS.renewReadWriteManyCrossSlot : COMMANDS.renewReadWriteMany;
     // Redis checks that declared keys share a slot even with the cross-slot flag (the flag
     // covers keys touched from Lua): a node batch declares only its first key, for routing.
     // The scripts read every key from ARGV either way, where ioredis adds no keyPrefix.

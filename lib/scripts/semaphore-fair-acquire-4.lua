@@ -1,0 +1,66 @@
+-- Fair semaphore: take `count` permits in strict arrival order. Only the head of the queue
+-- (fair-queue.lua; waiter ids '<client id>|<n>|<count>') may take permits, so a large request
+-- at the head is never overtaken; a single attempt gets permits only when nobody is queued.
+-- KEYS[1] permits (semaphore.lua)
+-- KEYS[2] queue: waiter id -> ticket (arrival order)
+-- KEYS[3] timeouts: waiter id -> server time (ms) at which it loses its place
+-- KEYS[4] turn channel prefix (+ client id)
+-- ARGV[1] member '<count>:<permit id>' (new per call: a resend finds it granted)
+-- ARGV[2] limit
+-- ARGV[3] lease, ms
+-- ARGV[4] waiter id; '' for a single attempt, which never queues
+-- ARGV[5] wait timeout, ms: how long a waiter keeps its place without checking in
+-- ARGV[6] publish command
+-- Returns nil when granted. Otherwise the latest time to ask again, ms: for the head, until the
+-- earliest lease ends; behind it, until the waiter ahead loses its place. 0 after a failed
+-- single attempt.
+local now = server_ms()
+local permits, queue, timeouts = KEYS[1], KEYS[2], KEYS[3]
+local member, limit, lease, waiter = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+drop_expired(queue, timeouts, now)
+local out, freed = sem_prune(permits, now)
+
+local function leave_queue()
+  if waiter ~= '' then
+    redis.call('ZREM', queue, waiter)
+    redis.call('ZREM', timeouts, waiter)
+  end
+end
+
+if redis.call('ZSCORE', permits, member) then
+  leave_queue()
+  return nil
+end
+local count = sem_count(member)
+local head = redis.call('ZRANGE', queue, 0, 0)[1]
+if (head == nil or head == waiter) and out + count <= limit then
+  redis.call('ZADD', permits, now + lease, member)
+  out = out + count
+  sem_set_out(permits, out)
+  sem_expire(permits, now)
+  leave_queue()
+  -- The next in line may fit in what is left: it was not the head before, so it is told now.
+  sem_turn(queue, timeouts, KEYS[4], ARGV[6], -1, limit - out)
+  return nil
+end
+-- Leases that ended freed permits: the head (another waiter) is told if it fits now.
+if freed > 0 and head ~= waiter then sem_turn(queue, timeouts, KEYS[4], ARGV[6], limit - out - freed, limit - out) end
+if waiter == '' then return 0 end
+
+if redis.call('ZSCORE', queue, waiter) == false then
+  local last = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')[2]
+  redis.call('ZADD', queue, (tonumber(last) or 0) + 1, waiter)
+end
+local timeout = tonumber(ARGV[5])
+redis.call('ZADD', timeouts, now + timeout, waiter)
+for i = 2, 3 do
+  if redis.call('PTTL', KEYS[i]) < timeout then redis.call('PEXPIRE', KEYS[i], timeout) end
+end
+
+local rank = redis.call('ZRANK', queue, waiter)
+if rank == 0 then
+  local next_end = sem_next_end(permits, now)
+  return next_end > 0 and next_end or timeout
+end
+local ahead = redis.call('ZRANGE', queue, rank - 1, rank - 1)[1]
+return math.max(0, tonumber(redis.call('ZSCORE', timeouts, ahead)) - now)

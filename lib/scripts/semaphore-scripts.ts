@@ -1,0 +1,191 @@
+import { toLockError, type LockOperation } from '../errors.js';
+import fairQueueLua from './fair-queue.lua';
+import latchCountDownLua from './latch-count-down-4.lua';
+import latchTrySetLua from './latch-try-set-2.lua';
+import latchWaitLua from './latch-wait-2.lua';
+import type { PublishCommand, RedisConnection } from './registry.js';
+import semaphoreAcquireLua from './semaphore-acquire-3.lua';
+import semaphoreAvailableLua from './semaphore-available-1.lua';
+import semaphoreFairAcquireLua from './semaphore-fair-acquire-4.lua';
+import semaphoreFairLeaveLua from './semaphore-fair-leave-4.lua';
+import semaphorePassWakeLua from './semaphore-pass-wake-4.lua';
+import semaphoreReleaseLua from './semaphore-release-7.lua';
+import semaphoreLua from './semaphore.lua';
+import serverTimeLua from './server-time.lua';
+import wakeAllLua from './wake-all.lua';
+import wakeOneLua from './wake-one.lua';
+import waiterSetLua from './waiter-set.lua';
+
+// The semaphore's shared functions use drop_expired (fair-queue.lua) and server_ms().
+const sem = serverTimeLua + fairQueueLua + semaphoreLua;
+
+// Versioned names, as in registry.ts: two rlock versions sharing a connection never swap scripts.
+const COMMANDS = {
+  semAcquire: { name: 'rlockSemAcquireV1', numberOfKeys: 3, lua: sem + waiterSetLua + semaphoreAcquireLua },
+  semRelease: { name: 'rlockSemReleaseV1', numberOfKeys: 7, lua: sem + semaphoreReleaseLua },
+  semPassWake: { name: 'rlockSemPassWakeV1', numberOfKeys: 4, lua: sem + semaphorePassWakeLua },
+  semFairAcquire: { name: 'rlockSemFairAcquireV1', numberOfKeys: 4, lua: sem + semaphoreFairAcquireLua },
+  semFairLeave: { name: 'rlockSemFairLeaveV1', numberOfKeys: 4, lua: sem + semaphoreFairLeaveLua },
+  semAvailable: { name: 'rlockSemAvailableV1', numberOfKeys: 1, lua: sem + semaphoreAvailableLua },
+  latchTrySet: { name: 'rlockLatchTrySetV1', numberOfKeys: 2, lua: latchTrySetLua },
+  latchCountDown: { name: 'rlockLatchCountDownV1', numberOfKeys: 4, lua: wakeOneLua + wakeAllLua + latchCountDownLua },
+  latchWait: { name: 'rlockLatchWaitV1', numberOfKeys: 2, lua: serverTimeLua + latchWaitLua },
+} as const;
+
+/** Every key and channel of one semaphore; all share the `{<prefix>:<name>}` hash tag. */
+export interface SemaphoreKeys {
+  readonly name: string;
+  /** Sorted set of the permits out (semaphore.lua). */
+  readonly permits: string;
+  /** Non-fair: waiting clients, their need hints, their wake-up channel prefix. */
+  readonly waiters: string;
+  readonly needs: string;
+  readonly wakePrefix: string;
+  /** Fair: queue of waiting calls, their timeouts, their turn channel prefix. */
+  readonly queue: string;
+  readonly timeouts: string;
+  readonly turnPrefix: string;
+}
+
+export function semaphoreKeys(keyPrefix: string, name: string): SemaphoreKeys {
+  const base = `{${keyPrefix}:${name}}:semaphore`;
+  return {
+    name,
+    permits: base,
+    waiters: `${base}:waiters`,
+    needs: `${base}:needs`,
+    wakePrefix: `${base}:wake:`,
+    queue: `${base}:queue`,
+    timeouts: `${base}:timeouts`,
+    turnPrefix: `${base}:turn:`,
+  };
+}
+
+/** Every key and channel of one count-down latch; all share the `{<prefix>:<name>}` hash tag. */
+export interface LatchKeys {
+  readonly name: string;
+  /** Hash: 'count' -> count left; absent when unset or counted down. */
+  readonly latch: string;
+  readonly waiters: string;
+  readonly wakePrefix: string;
+  /** Records answering resent calls ('l:' + request id), a minute each. */
+  readonly records: string;
+}
+
+export function latchKeys(keyPrefix: string, name: string): LatchKeys {
+  const base = `{${keyPrefix}:${name}}:latch`;
+  return { name, latch: base, waiters: `${base}:waiters`, wakePrefix: `${base}:wake:`, records: `{${keyPrefix}:${name}}:rec:` };
+}
+
+type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
+
+const defined = new WeakMap<RedisConnection, SynchronizerScripts>();
+
+/**
+ * The semaphore and latch scripts, defined once per connection (ioredis `defineCommand`:
+ * EVALSHA, EVAL on NOSCRIPT). Failures come out as LockRedisError naming the object and operation.
+ */
+export class SynchronizerScripts {
+  readonly #redis: RedisConnection;
+
+  private constructor(redis: RedisConnection) {
+    this.#redis = redis;
+    for (const { name, numberOfKeys, lua } of Object.values(COMMANDS)) {
+      if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function') redis.defineCommand(name, { numberOfKeys, lua });
+    }
+  }
+
+  static of(redis: RedisConnection): SynchronizerScripts {
+    let scripts = defined.get(redis);
+    if (!scripts) {
+      scripts = new SynchronizerScripts(redis);
+      defined.set(redis, scripts);
+    }
+    return scripts;
+  }
+
+  async #run(name: string, operation: LockOperation, objectName: string, args: (string | number)[]): Promise<unknown> {
+    const fn = (this.#redis as unknown as Record<string, ScriptCall>)[name];
+    if (!fn) throw new Error(`rlock script ${name} is not defined on this connection`);
+    try {
+      return await fn.apply(this.#redis, args);
+    } catch (error) {
+      throw toLockError(error, operation, objectName);
+    }
+  }
+
+  /** Non-fair: null when granted, else ms until the earliest lease ends. */
+  async acquire(keys: SemaphoreKeys, member: string, limit: number, leaseMs: number, clientId: string, mode: string, hint: string): Promise<number | null> {
+    const args = [keys.permits, keys.waiters, keys.needs, member, limit, leaseMs, clientId, mode, hint];
+    const reply = await this.#run(COMMANDS.semAcquire.name, 'acquire', keys.name, args);
+    return reply === null ? null : Number(reply);
+  }
+
+  /** Fair: null when granted, else the latest time to ask again, ms. */
+  async fairAcquire(
+    keys: SemaphoreKeys,
+    member: string,
+    limit: number,
+    leaseMs: number,
+    waiterId: string,
+    waitTimeoutMs: number,
+    publish: PublishCommand,
+  ): Promise<number | null> {
+    const args = [keys.permits, keys.queue, keys.timeouts, keys.turnPrefix, member, limit, leaseMs, waiterId, waitTimeoutMs, publish];
+    const reply = await this.#run(COMMANDS.semFairAcquire.name, 'acquire', keys.name, args);
+    return reply === null ? null : Number(reply);
+  }
+
+  /** 1 when given back now, 0 when not out (any more). */
+  async release(keys: SemaphoreKeys, member: string, limit: number, publish: PublishCommand): Promise<number> {
+    const { permits, waiters, needs, wakePrefix, queue, timeouts, turnPrefix } = keys;
+    const args = [permits, waiters, needs, wakePrefix, queue, timeouts, turnPrefix, member, limit, publish];
+    return Number(await this.#run(COMMANDS.semRelease.name, 'release', keys.name, args));
+  }
+
+  async passWake(keys: SemaphoreKeys, clientId: string, limit: number, publish: PublishCommand, budget: number): Promise<void> {
+    const args = [keys.permits, keys.waiters, keys.needs, keys.wakePrefix, clientId, limit, publish, budget];
+    await this.#run(COMMANDS.semPassWake.name, 'acquire', keys.name, args);
+  }
+
+  async leaveWaiterSet(keys: SemaphoreKeys, clientId: string): Promise<void> {
+    try {
+      await this.#redis.multi().zrem(keys.waiters, clientId).hdel(keys.needs, clientId).exec();
+    } catch (error) {
+      throw toLockError(error, 'acquire', keys.name);
+    }
+  }
+
+  async fairLeave(keys: SemaphoreKeys, waiterId: string, limit: number, publish: PublishCommand): Promise<void> {
+    const args = [keys.permits, keys.queue, keys.timeouts, keys.turnPrefix, waiterId, limit, publish];
+    await this.#run(COMMANDS.semFairLeave.name, 'acquire', keys.name, args);
+  }
+
+  async available(keys: SemaphoreKeys, limit: number): Promise<number> {
+    return Number(await this.#run(COMMANDS.semAvailable.name, 'query', keys.name, [keys.permits, limit]));
+  }
+
+  /** True when this call set the count. */
+  async latchTrySet(keys: LatchKeys, count: number, requestId: string): Promise<boolean> {
+    return Number(await this.#run(COMMANDS.latchTrySet.name, 'acquire', keys.name, [keys.latch, keys.records, count, requestId])) === 1;
+  }
+
+  /** The count left. */
+  async latchCountDown(keys: LatchKeys, requestId: string, publish: PublishCommand): Promise<number> {
+    const args = [keys.latch, keys.waiters, keys.wakePrefix, keys.records, requestId, publish];
+    return Number(await this.#run(COMMANDS.latchCountDown.name, 'release', keys.name, args));
+  }
+
+  /** The count left (0: open); registers `clientId` as waiting unless it is ''. */
+  async latchWait(keys: LatchKeys, clientId: string, sleepMs: number): Promise<number> {
+    return Number(await this.#run(COMMANDS.latchWait.name, 'query', keys.name, [keys.latch, keys.waiters, clientId, sleepMs]));
+  }
+
+  async latchLeave(keys: LatchKeys, clientId: string): Promise<void> {
+    try {
+      await this.#redis.zrem(keys.waiters, clientId);
+    } catch (error) {
+      throw toLockError(error, 'query', keys.name);
+    }
+  }
+}

@@ -1,0 +1,96 @@
+-- Shared functions of the semaphore scripts, prepended by semaphore-scripts.ts (after
+-- server-time.lua). A semaphore's permits out are ONE sorted set: each acquisition is a member
+-- '<count>:<permit id>' scored by the end of its lease (server ms); the member '#' holds, as its
+-- score, how many permits are out in all. Lease ends are above 2^32 and counts far below it, so
+-- the two never mix. The set expires when its last lease ends: nothing outlives holders that all
+-- died. Every script prunes ended leases first, so a dead holder's permits come back when its
+-- lease ends, whoever calls next.
+local SEM_LEASES = 4294967296
+
+-- sem_count(member): how many permits an acquisition holds.
+local function sem_count(member)
+  return tonumber(string.match(member, '^(%d+):'))
+end
+
+local function sem_set_out(permits, out)
+  if out > 0 then redis.call('ZADD', permits, out, '#') else redis.call('ZREM', permits, '#') end
+end
+
+-- sem_prune(permits, now): drops acquisitions whose lease ended (at most 100 per call; the rest
+-- are counted out until a later call drops them: never an over-grant).
+-- Returns the permits out after pruning, and how many the pruning freed.
+local function sem_prune(permits, now)
+  local out = tonumber(redis.call('ZSCORE', permits, '#') or '0')
+  local dead = redis.call('ZRANGE', permits, SEM_LEASES, now, 'BYSCORE', 'LIMIT', 0, 100)
+  local freed = 0
+  if #dead > 0 then
+    for _, member in ipairs(dead) do freed = freed + sem_count(member) end
+    redis.call('ZREM', permits, unpack(dead))
+    out = out - freed
+    sem_set_out(permits, out)
+  end
+  return out, freed
+end
+
+-- sem_next_end(permits, now): ms until the earliest lease ends (at least 1), or -1 when none.
+local function sem_next_end(permits, now)
+  local first = redis.call('ZRANGE', permits, SEM_LEASES, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')[2]
+  if not first then return -1 end
+  return math.max(1, tonumber(first) - now)
+end
+
+-- sem_expire(permits, now): the set lives exactly until its last lease ends.
+local function sem_expire(permits, now)
+  local last = redis.call('ZRANGE', permits, '+inf', SEM_LEASES, 'BYSCORE', 'REV', 'LIMIT', 0, 1, 'WITHSCORES')[2]
+  if last then redis.call('PEXPIRE', permits, math.max(1, tonumber(last) - now)) end
+end
+
+-- sem_notice(publish, channel, message): publishes; returns how many connections received it
+-- ('publish-cluster': classic PUBLISH on a Cluster counts one node only, so 1 is assumed).
+local function sem_notice(publish, channel, message)
+  if publish == 'publish-cluster' then
+    redis.call('PUBLISH', channel, message)
+    return 1
+  end
+  return redis.call(publish, channel, message)
+end
+
+-- sem_wake(waiters, needs, wake_prefix, publish, budget): non-fair wake-up for `budget` freed
+-- permits. Clients in the waiter set, longest registered first, each with its need hint
+-- ('<smallest local request>,<all local requests>'); a client whose smallest request does not
+-- fit what is left is skipped (it stays registered), the others get ONE notice each naming how
+-- many permits they may use, and leave the set (a waiter that still waits registers again). A
+-- notice that reaches nobody is a dead client: dropped, and its share goes to the next.
+local function sem_wake(waiters, needs, wake_prefix, publish, budget)
+  if budget <= 0 then return end
+  for _, client in ipairs(redis.call('ZRANGE', waiters, 0, 63)) do
+    local hint = redis.call('HGET', needs, client) or '1,1'
+    local smallest, total = string.match(hint, '^(%d+),(%d+)$')
+    smallest, total = tonumber(smallest) or 1, tonumber(total) or 1
+    if smallest <= budget then
+      local give = math.min(total, budget)
+      redis.call('ZREM', waiters, client)
+      redis.call('HDEL', needs, client)
+      if sem_notice(publish, wake_prefix .. client, tostring(give)) > 0 then budget = budget - give end
+      if budget <= 0 then return end
+    end
+  end
+end
+
+-- Fair semaphore: the queue holds waiting calls '<client id>|<n>|<count>' (fair-queue.lua).
+local function sem_waiter_need(waiter)
+  return tonumber(string.match(waiter, '|(%d+)$')) or 1
+end
+
+-- sem_turn(queue, timeouts, turn_prefix, publish, free_before, free): tells the head of the
+-- queue that it is its turn when its request fits `free` permits and did not fit `free_before`
+-- (it was told then already). Only the head: nobody overtakes it.
+local function sem_turn(queue, timeouts, turn_prefix, publish, free_before, free)
+  drop_expired(queue, timeouts, server_ms())
+  local head = redis.call('ZRANGE', queue, 0, 0)[1]
+  if head == nil then return end
+  local need = sem_waiter_need(head)
+  if need <= free and need > free_before then
+    sem_notice(publish, turn_prefix .. string.match(head, '^[^|]*'), head)
+  end
+end

@@ -1,0 +1,310 @@
+import type { LockCore } from '../core.js';
+import { InvalidArgumentError, LockAcquireTimeoutError } from '../errors.js';
+import { acquireInTurn, type FairAttempt } from '../fair-wait.js';
+import type { RenewTarget } from '../holds.js';
+import { releaseHold, type ReleaseTicket } from '../locks/hold-release.js';
+import { SUBSCRIPTION_LINGER_MS } from '../options.js';
+import { FairWaiterQueue } from '../pubsub/fair-waiter-queue.js';
+import { semaphoreKeys, SynchronizerScripts, type SemaphoreKeys } from '../scripts/semaphore-scripts.js';
+import { checkFunction, checkLockName, checkObject, checkWaitOptions, WATCHDOG_LEASE } from '../validate.js';
+import { acquireOnce, attemptWithin, raceDeadline, TIMED_OUT, type Acquired, type AttemptResult } from '../wait.js';
+import { Permit } from './permit.js';
+import { PermitWaiterQueue } from './waiters.js';
+
+/** Options of `getSemaphore`. */
+export interface SemaphoreOptions {
+  /** The limit: the most permits out at once. A whole number ≥ 1; use one limit per name. */
+  permits: number;
+  /** Strict arrival order across processes (a large request at the head is not overtaken). @default false */
+  fair?: boolean;
+}
+
+/** Options of `acquire`, `tryAcquire` and `withPermit`. */
+export interface PermitOptions {
+  /** How many permits, 1 to the limit. @default 1 */
+  permits?: number;
+  /** ms to wait; 0 makes one attempt. Omitted: `tryAcquire` makes one attempt, the others wait without limit. */
+  waitTime?: number;
+  /** The lease, ms; omitted or -1: renewed by the client's watchdog while held. */
+  leaseTime?: number;
+  /** Aborts the wait (rejecting with the signal's reason). */
+  signal?: AbortSignal;
+}
+
+/** A counting semaphore with leased permits (see {@link Semaphore}). */
+export interface RSemaphore {
+  readonly name: string;
+  /** The limit this object checks requests against. */
+  readonly permits: number;
+  readonly fair: boolean;
+  /** Waits for permits (without limit unless `waitTime`); LockAcquireTimeoutError when it runs out. */
+  acquire(options?: PermitOptions): Promise<Permit>;
+  /** One attempt (or waits up to `waitTime`); null when no permits were had. */
+  tryAcquire(options?: PermitOptions): Promise<Permit | null>;
+  /** `acquire`, then `fn(permit)`, then release (also when fn throws). */
+  withPermit<T>(fn: (permit: Permit) => T | Promise<T>, options?: PermitOptions): Promise<T>;
+  /** The limit minus the unexpired permits out, from any client (at least 0). */
+  availablePermits(): Promise<number>;
+}
+
+const KNOWN_OPTIONS = new Set(['permits', 'fair']);
+const KNOWN_REQUEST_OPTIONS = new Set(['permits', 'waitTime', 'leaseTime', 'signal']);
+/** Permit and waiter ids are numbered per process; with the client id they are unique everywhere. */
+let lastPermit = 0;
+let lastWaiter = 0;
+
+function describe(value: unknown): string {
+  return typeof value === 'number' || typeof value === 'boolean' || value == null ? String(value) : typeof value;
+}
+
+function checkCount(value: unknown, option: string, max: number, name?: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) {
+    throw new InvalidArgumentError(`\`${option}\` must be a whole number from 1 to ${max}, got ${describe(value)}`, { lockName: name });
+  }
+  return value;
+}
+
+function checkKnown(raw: Record<string, unknown>, known: Set<string>): void {
+  for (const key of Object.keys(raw)) {
+    if (!known.has(key)) throw new InvalidArgumentError(`unknown option \`${key}\` (known: ${[...known].join(', ')})`);
+  }
+}
+
+/** The waiter mode the scripts take (waiter-set.lua). */
+function modeFor(queue: PermitWaiterQueue | undefined, woken: boolean): string {
+  if (queue?.othersWaiting) return woken ? '3' : '1';
+  return woken ? '4' : '2';
+}
+
+/**
+ * A counting semaphore: at most `permits` out at once across every client. Permits live in one
+ * sorted set (id → lease end, server time) that every script prunes, so a dead holder's permits
+ * come back when its lease ends. A release wakes waiting clients for the permits it frees, one
+ * notice per client that can use them (non-fair), or the head of the queue (fair).
+ */
+export class Semaphore implements RSemaphore {
+  readonly name: string;
+  readonly permits: number;
+  readonly fair: boolean;
+  readonly #core: LockCore;
+  readonly #keys: SemaphoreKeys;
+  readonly #scripts: SynchronizerScripts;
+
+  constructor(core: LockCore, name: unknown, options: unknown) {
+    this.name = checkLockName(name);
+    if (options === undefined) throw new InvalidArgumentError('`options.permits` (the limit) is required', { lockName: this.name });
+    const raw = checkObject(options, 'options');
+    checkKnown(raw, KNOWN_OPTIONS);
+    this.permits = checkCount(raw.permits, 'permits', Number.MAX_SAFE_INTEGER, this.name);
+    if (raw.fair !== undefined && typeof raw.fair !== 'boolean') {
+      throw new InvalidArgumentError(`\`fair\` must be a boolean, got ${describe(raw.fair)}`, { lockName: this.name });
+    }
+    this.fair = raw.fair === true;
+    this.#core = core;
+    this.#keys = semaphoreKeys(core.keyPrefix, this.name);
+    this.#scripts = SynchronizerScripts.of(core.redis);
+  }
+
+  async tryAcquire(options?: PermitOptions): Promise<Permit | null> {
+    const request = this.#check(options);
+    return this.#acquire(request.need, request.waitMs ?? 0, request.leaseMs, request.signal);
+  }
+
+  async acquire(options?: PermitOptions): Promise<Permit> {
+    const { need, waitMs, leaseMs, signal } = this.#check(options);
+    const permit = await this.#acquire(need, waitMs, leaseMs, signal);
+    if (permit) return permit;
+    throw new LockAcquireTimeoutError(`timed out after ${waitMs} ms waiting for ${need} permit(s) of semaphore "${this.name}"`, waitMs ?? 0, {
+      lockName: this.name,
+    });
+  }
+
+  async withPermit<T>(fn: (permit: Permit) => T | Promise<T>, options?: PermitOptions): Promise<T> {
+    const body = checkFunction<(permit: Permit) => T | Promise<T>>(fn, 'fn');
+    this.#check(options);
+    const permit = await this.acquire(options);
+    let result: T;
+    try {
+      result = await body(permit);
+    } catch (error) {
+      await permit.release().catch((releaseError: unknown) => this.#core.events.emit('error', releaseError));
+      throw error;
+    }
+    await permit.release();
+    return result;
+  }
+
+  async availablePermits(): Promise<number> {
+    await this.#open();
+    return this.#scripts.available(this.#keys, this.permits);
+  }
+
+  #check(options: unknown): { need: number; waitMs: number | undefined; leaseMs: number; signal: AbortSignal | undefined } {
+    const raw = checkObject(options, 'options');
+    checkKnown(raw, KNOWN_REQUEST_OPTIONS);
+    const need = raw.permits === undefined ? 1 : checkCount(raw.permits, 'permits', this.permits, this.name);
+    return { need, ...checkWaitOptions(raw, this.name) };
+  }
+
+  async #open(): Promise<void> {
+    this.#core.assertOpen();
+    await this.#core.ready();
+  }
+
+  async #acquire(need: number, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Permit | null> {
+    await this.#open();
+    signal?.throwIfAborted();
+    const core = this.#core;
+    lastPermit += 1;
+    const id = `${need}:${core.clientId}:${lastPermit.toString(36)}`;
+    const ttlMs = leaseMs === WATCHDOG_LEASE ? core.watchdogTimeoutMs : leaseMs;
+    const abandon = (): void => {
+      this.#send(id).catch((error: unknown) => core.events.emit('error', error));
+    };
+    const acquired = this.fair
+      ? await this.#acquireInTurn(need, id, ttlMs, waitMs, signal, abandon)
+      : await this.#acquireWaiting(need, id, ttlMs, waitMs, signal, abandon);
+    if (acquired === false) return null;
+    return this.#permit(id, need, acquired.sentAt, ttlMs, leaseMs === WATCHDOG_LEASE);
+  }
+
+  /** Gives permit `id` back; 0 whether it was out or not (a release never fails for that). */
+  async #send(id: string): Promise<number> {
+    await this.#scripts.release(this.#keys, id, this.permits, this.#core.publish);
+    return 0;
+  }
+
+  /** Records the permit under the holder's clock (and the watchdog) before user code runs. */
+  #permit(id: string, need: number, sentAt: number, ttlMs: number, watchdog: boolean): Permit {
+    const core = this.#core;
+    const target: RenewTarget = { name: this.name, script: 'permit', keys: [this.#keys.permits], holder: id };
+    const hold = core.holds.acquired({ lockId: `permit\u0000${this.#keys.permits}`, owner: id, target, unscoped: false, sentAt, ttlMs, watchdog });
+    if (watchdog) core.watchdog.kick();
+    core.events.emit('acquired', { name: this.name, owner: id });
+    const controller = new AbortController();
+    hold.leases.add(controller);
+    const ticket: ReleaseTicket = {};
+    return new Permit({
+      id,
+      name: this.name,
+      permits: need,
+      signal: controller.signal,
+      release: async () => {
+        hold.leases.delete(controller);
+        // Released already, or lost (the signal said so): nothing to give back.
+        if (!core.holds.isCurrent(hold)) return;
+        await releaseHold(core, this.name, hold, (owner) => this.#send(owner), ticket);
+      },
+    });
+  }
+
+  /** Non-fair: one attempt, or wait on this client's channel until a release names it. */
+  async #acquireWaiting(
+    need: number,
+    id: string,
+    ttlMs: number,
+    waitMs: number | undefined,
+    signal: AbortSignal | undefined,
+    abandon: () => void,
+  ): Promise<Acquired | false> {
+    const core = this.#core;
+    const send = async (mode: string, hint: string): Promise<AttemptResult> => {
+      const sentAt = performance.now();
+      const left = await this.#scripts.acquire(this.#keys, id, this.permits, ttlMs, core.clientId, mode, hint);
+      return left === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: left };
+    };
+    if (waitMs === 0) return acquireOnce(() => send('0', `${need},${need}`), { signal, abandon });
+    const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
+    const guard = { signal, abandon };
+    const me = Symbol('waiter');
+    let queue = core.waiters.peekChannel<PermitWaiterQueue>(this.#keys.wakePrefix);
+    const wasSubscribed = queue?.subscribed ?? false;
+    queue?.enter(me, need);
+    let acquired = false;
+    let unusedNotice = false;
+    try {
+      const attempt = (woken = false): Promise<AttemptResult | typeof TIMED_OUT> =>
+        attemptWithin(() => send(modeFor(queue, woken), queue?.hint ?? `${need},${need}`), guard, deadline);
+      let result = await attempt();
+      if (result === TIMED_OUT) return false;
+      if (!result.acquired && !queue) {
+        queue = this.#queue();
+        queue.enter(me, need);
+      }
+      // Busy: unless the channel was live before that attempt, subscribe and ask again (a release
+      // published in between reached nobody).
+      if (!result.acquired && !wasSubscribed) {
+        if ((await raceDeadline(queue!.subscribe(), deadline, signal)) === TIMED_OUT) return false;
+        result = await attempt();
+        if (result === TIMED_OUT) return false;
+      }
+      while (!result.acquired) {
+        const remaining = deadline - performance.now();
+        if (remaining <= 0) return false;
+        const woke = await queue!.sleep(me, Math.min(result.ttlMs > 0 ? result.ttlMs : 1, remaining), signal);
+        if (deadline <= performance.now()) {
+          unusedNotice = woke === 'notice';
+          return false;
+        }
+        result = await attempt(woke === 'notice');
+        if (result === TIMED_OUT) return false;
+      }
+      acquired = true;
+      return result;
+    } finally {
+      queue?.leave(me, acquired, unusedNotice);
+    }
+  }
+
+  #queue(): PermitWaiterQueue {
+    const core = this.#core;
+    const keys = this.#keys;
+    const onError = (error: unknown): void => void core.events.emit('error', error);
+    return core.waiters.channel(
+      keys.wakePrefix,
+      (hooks) =>
+        new PermitWaiterQueue(
+          {
+            ...hooks,
+            passWake: (budget) => void this.#scripts.passWake(keys, core.clientId, this.permits, core.publish, budget).catch(onError),
+            leaveWaiterSet: () => void this.#scripts.leaveWaiterSet(keys, core.clientId).catch(onError),
+          },
+          SUBSCRIPTION_LINGER_MS,
+        ),
+    );
+  }
+
+  /** Fair: in queue order (fair-wait.ts), on this client's turn channel. */
+  #acquireInTurn(
+    need: number,
+    id: string,
+    ttlMs: number,
+    waitMs: number | undefined,
+    signal: AbortSignal | undefined,
+    abandon: () => void,
+  ): Promise<Acquired | false> {
+    const core = this.#core;
+    const keys = this.#keys;
+    const waitTimeoutMs = core.fairLockWaitTimeoutMs;
+    const attempt = async (waiterId: string): Promise<FairAttempt> => {
+      const sentAt = performance.now();
+      const recheckMs = await this.#scripts.fairAcquire(keys, id, this.permits, ttlMs, waiterId, waitTimeoutMs, core.publish);
+      return recheckMs === null ? { acquired: true, sentAt } : { acquired: false, recheckMs };
+    };
+    if (waitMs === 0) return acquireOnce(() => attempt(''), { signal, abandon });
+    lastWaiter += 1;
+    const waiterId = `${core.clientId}|${lastWaiter.toString(36)}|${need}`;
+    const channel = (): FairWaiterQueue => core.waiters.channel(keys.turnPrefix, (hooks) => new FairWaiterQueue(hooks, SUBSCRIPTION_LINGER_MS));
+    return acquireInTurn({
+      waiterId,
+      attempt: () => attempt(waiterId),
+      abandon,
+      leave: () =>
+        void this.#scripts.fairLeave(keys, waiterId, this.permits, core.publish).catch((error: unknown) => core.events.emit('error', error)),
+      signal,
+      waiters: { peek: () => core.waiters.peekChannel<FairWaiterQueue>(keys.turnPrefix), get: channel },
+      deadline: waitMs === undefined ? Infinity : performance.now() + waitMs,
+      checkInMs: waitTimeoutMs / 3,
+    });
+  }
+}
