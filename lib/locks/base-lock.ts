@@ -1,22 +1,17 @@
 import type { Redis } from 'ioredis';
-import { currentContext, newContextId, ownerId, runInNewContext } from '../context.js';
+import { currentContext, newContextId, ownerId } from '../context.js';
 import type { LockCore } from '../core.js';
-import { LockAcquireTimeoutError, LockNotHeldError, LockReplicationError, toLockError, type LockOperation } from '../errors.js';
+import { LockAcquireTimeoutError, LockNotHeldError, toLockError, type LockOperation } from '../errors.js';
 import type { Hold, RenewTarget } from '../holds.js';
-import { lockKeys, type LockKeys, type WaitTarget } from '../keys.js';
+import { lockKeys, type LockKeys } from '../keys.js';
 import { Lease } from '../lease.js';
-import { WaiterMode, type RedisConnection } from '../scripts/registry.js';
-import {
-  checkFunction,
-  checkLockArgs,
-  checkLockName,
-  checkTryLockArgs,
-  checkWaitOptions,
-  WATCHDOG_LEASE,
-} from '../validate.js';
-import { acquireOnce, acquireWithin, type Acquired, type AttemptResult } from '../wait.js';
-import { releaseHold, type ReleaseTicket } from './hold-release.js';
+import type { RedisConnection } from '../scripts/registry.js';
+import { checkFunction, checkLockArgs, checkLockName, checkTryLockArgs, checkWaitOptions, WATCHDOG_LEASE } from '../validate.js';
+import type { Acquired } from '../wait.js';
+import { leaseOfHold, releaseHold, type ReleaseTicket } from './hold-release.js';
+import { confirmReplicas } from './replica-ack.js';
 import { newRequestId } from './request-id.js';
+import { runWithLease } from './with-lease.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
 
 function serverAddress(redis: RedisConnection): string {
@@ -77,30 +72,6 @@ export abstract class BaseLock implements RLock {
   /** The lease of a hold in Redis, ms: the watchdog's timeout in watchdog mode. */
   protected ttlFor(leaseMs: number): number {
     return leaseMs === WATCHDOG_LEASE ? this.core.watchdogTimeoutMs : leaseMs;
-  }
-
-  /**
-   * The non-fair waiting strategy: `attempt` once, or until `waitMs` runs out (undefined: no
-   * limit), sleeping between attempts on `target`'s wake-up channel.
-   */
-  protected acquireWaiting(
-    target: WaitTarget,
-    owner: string,
-    waitMs: number | undefined,
-    signal: AbortSignal | undefined,
-    attempt: (mode: WaiterMode) => Promise<AttemptResult>,
-  ): Promise<Acquired | false> {
-    const { core } = this;
-    const abandon = (): void => this.abandon(owner);
-    if (waitMs === 0) return acquireOnce(() => attempt(WaiterMode.Single), { signal, abandon });
-    return acquireWithin({
-      attempt,
-      abandon,
-      signal,
-      waiters: { peek: () => core.waiters.peek(target), get: () => core.waiters.get(target) },
-      deadline: waitMs === undefined ? Infinity : performance.now() + waitMs,
-      noTtlSleepMs: core.watchdogTimeoutMs,
-    });
   }
 
   async lock(leaseTime?: number, options?: SignalOptions): Promise<void> {
@@ -182,21 +153,7 @@ export abstract class BaseLock implements RLock {
   async withLock<T>(fn: (lease: Lease) => T | Promise<T>, options?: LockWaitOptions): Promise<T> {
     const body = checkFunction<(lease: Lease) => T | Promise<T>>(fn, 'fn');
     checkWaitOptions(options, this.name);
-    const run = async (): Promise<T> => {
-      const lease = await this.acquire(options);
-      let result: T;
-      try {
-        result = await body(lease);
-      } catch (error) {
-        // fn's error is the one to see; a failed release is still reported.
-        await lease.release().catch((releaseError: unknown) => this.core.events.emit('error', releaseError));
-        throw error;
-      }
-      await lease.release();
-      return result;
-    };
-    // The callback runs in a context, so nested calls on this lock re-enter it.
-    return currentContext() ? run() : runInNewContext(run);
+    return runWithLease(() => this.acquire(options), body, (error) => this.core.events.emit('error', error));
   }
 
   /**
@@ -301,7 +258,10 @@ export abstract class BaseLock implements RLock {
     signal?.throwIfAborted();
     const acquired = await this.acquireFor(owner, waitMs, leaseMs, signal);
     if (acquired === false) return false;
-    if (this.core.syncReplicas) await this.#confirmReplicas(owner);
+    if (this.core.syncReplicas) {
+      const rollBack = (): Promise<number> => this.releaseFor(owner, 0, newRequestId(), 1_000);
+      await confirmReplicas(this.core, this.name, this.keys.lock, rollBack, () => this.abandon(owner));
+    }
     // Synchronously with the reply: the holder's clock (and renewal) start before user code runs.
     this.trackHold(owner, acquired.sentAt, leaseMs, { unscoped: listed && !currentContext() });
     this.core.events.emit('acquired', { name: this.name, owner });
@@ -335,28 +295,6 @@ export abstract class BaseLock implements RLock {
     return hold && this.core.holds.isCurrent(hold) ? hold : undefined;
   }
 
-  /** `syncReplicas`: WAIT for the acks; too few → roll the acquisition back and fail. */
-  async #confirmReplicas(owner: string): Promise<void> {
-    const ack = this.core.syncReplicas;
-    if (!ack) return;
-    let acks: number;
-    try {
-      acks = await this.core.scripts.waitForReplicas(this.keys.lock, this.name, ack);
-    } catch (error) {
-      this.abandon(owner);
-      throw error;
-    }
-    if (acks >= ack.replicas) return;
-    await this.releaseFor(owner, 0, newRequestId(), 1_000);
-    throw new LockReplicationError(
-      `lock "${this.name}" was acquired but confirmed by ${acks} of ${ack.replicas} replicas within ` +
-        `${ack.timeoutMs} ms, so it was released again`,
-      acks,
-      ack.replicas,
-      { lockName: this.name },
-    );
-  }
-
   /** Throws once the client is closed; waits until the client knows its topology. */
   protected async open(): Promise<void> {
     this.core.assertOpen();
@@ -372,25 +310,7 @@ export abstract class BaseLock implements RLock {
   }
 
   #lease(owner: string, acquired: Acquired): Lease {
-    const controller = new AbortController();
-    const hold: Hold | undefined = this.core.holds.get(this.#lockId, owner);
-    hold?.leases.add(controller);
-    const ticket: ReleaseTicket = {};
-    return new Lease({
-      name: this.name,
-      owner,
-      signal: controller.signal,
-      token: acquired.token,
-      release: async () => {
-        hold?.leases.delete(controller);
-        try {
-          await this.#release(owner, ticket);
-        } catch (error) {
-          // Already reported through the signal and `lost`: releasing a lost lock is no news.
-          if (!(controller.signal.aborted && error instanceof LockNotHeldError)) throw error;
-        }
-      },
-    });
+    return leaseOfHold(this.name, owner, this.holdOf(owner), acquired.token, (ticket) => this.#release(owner, ticket));
   }
 
   /** The owner acquiring now: the context's, or a fresh one outside any context. */

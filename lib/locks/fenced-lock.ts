@@ -4,6 +4,7 @@ import type { Lease } from '../lease.js';
 import { checkLockArgs, checkTryLockArgs } from '../validate.js';
 import type { Acquired } from '../wait.js';
 import { BaseLock } from './base-lock.js';
+import { waitNonFair } from './non-fair-wait.js';
 import { newRequestId } from './request-id.js';
 import type { FencedLease, LockWaitOptions, RFencedLock, SignalOptions } from './rlock.js';
 
@@ -61,11 +62,11 @@ export class FencedLock extends BaseLock implements RFencedLock {
   ): Promise<Acquired | false> {
     const { core } = this;
     const ttlMs = this.ttlFor(leaseMs);
-    return this.acquireWaiting(this.#wait, owner, waitMs, signal, async (mode) => {
+    return waitNonFair(this.core, this.#wait, waitMs, signal, async (mode) => {
       const sentAt = performance.now();
       const reply = await core.scripts.fencedAcquire(this.#keys, owner, ttlMs, core.clientId, mode, newRequestId());
       return 'token' in reply ? { acquired: true, sentAt, token: reply.token } : { acquired: false, ttlMs: reply.ttlMs };
-    });
+    }, () => this.abandon(owner));
   }
 
   protected override releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number> {

@@ -1,6 +1,7 @@
 import type { LockCore } from '../core.js';
 import { LockNotHeldError, LockRedisError, ScriptStatus, toLockError } from '../errors.js';
 import type { Hold, PendingRelease } from '../holds.js';
+import { Lease } from '../lease.js';
 import { RECORD_MAX_MS, RELEASE_TIMEOUT_MS } from '../options.js';
 import { raceDeadline, TIMED_OUT } from '../wait.js';
 import { newRequestId } from './request-id.js';
@@ -142,4 +143,35 @@ async function finishInBackground(
     }
     call = send(hold.owner, pending.reExpireMs, pending.requestId, recordMsFor(hold));
   }
+}
+
+/**
+ * A Lease of one acquisition: its signal aborts with the hold's loss; `release(ticket)` releases
+ * one hold (a retry reuses the ticket, so it is the same release). Releasing a hold that was
+ * already lost is no news: the signal and `lost` told it.
+ */
+export function leaseOfHold(
+  name: string,
+  owner: string,
+  hold: { readonly leases: Set<AbortController> } | undefined,
+  token: number | undefined,
+  release: (ticket: ReleaseTicket) => Promise<unknown>,
+): Lease {
+  const controller = new AbortController();
+  hold?.leases.add(controller);
+  const ticket: ReleaseTicket = {};
+  return new Lease({
+    name,
+    owner,
+    signal: controller.signal,
+    token,
+    release: async () => {
+      hold?.leases.delete(controller);
+      try {
+        await release(ticket);
+      } catch (error) {
+        if (!(controller.signal.aborted && error instanceof LockNotHeldError)) throw error;
+      }
+    },
+  });
 }

@@ -2,6 +2,7 @@ import type { LockCore } from '../core.js';
 import { exclusiveWait, type WaitTarget } from '../keys.js';
 import type { Acquired } from '../wait.js';
 import { BaseLock } from './base-lock.js';
+import { waitNonFair } from './non-fair-wait.js';
 import { NODE_LOCK, type NodeLock, type NodeLockSource } from './node-lock.js';
 import { newRequestId } from './request-id.js';
 
@@ -25,11 +26,11 @@ export class ReentrantLock extends BaseLock implements NodeLockSource {
   ): Promise<Acquired | false> {
     const { core, keys } = this;
     const ttlMs = this.ttlFor(leaseMs);
-    return this.acquireWaiting(this.#wait, owner, waitMs, signal, async (mode) => {
+    return waitNonFair(this.core, this.#wait, waitMs, signal, async (mode) => {
       const sentAt = performance.now();
       const holderTtl = await core.scripts.acquire(keys, owner, ttlMs, core.clientId, mode, newRequestId());
       return holderTtl === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: holderTtl };
-    });
+    }, () => this.abandon(owner));
   }
 
   protected override releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number> {

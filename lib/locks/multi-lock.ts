@@ -1,4 +1,4 @@
-import { currentContext, runInNewContext } from '../context.js';
+import { currentContext } from '../context.js';
 import { InvalidArgumentError, LockAcquireTimeoutError, LockNotHeldError } from '../errors.js';
 import { Lease } from '../lease.js';
 import {
@@ -10,6 +10,7 @@ import {
   type ParsedWait,
 } from '../validate.js';
 import { BASE_LOCK, type BaseLock } from './base-lock.js';
+import { runWithLease } from './with-lease.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
 
 /**
@@ -152,24 +153,8 @@ export class MultiLock implements RLock {
   async withLock<T>(fn: (lease: Lease) => T | Promise<T>, options?: LockWaitOptions): Promise<T> {
     const body = checkFunction<(lease: Lease) => T | Promise<T>>(fn, 'fn');
     const parsed = checkWaitOptions(options, this.name);
-    const run = async (): Promise<T> => {
-      const leases = await this.#acquireLeases(parsed);
-      const lease = this.#combine(leases);
-      let result: T;
-      try {
-        result = await body(lease);
-      } catch (error) {
-        // fn's error is the one to see; a failed release is still reported, by its lock's client.
-        await Promise.all(
-          leases.map((member, i) => member.release().catch((releaseError: unknown) => this.#locks[i]!.reportError(releaseError))),
-        );
-        throw error;
-      }
-      await lease.release();
-      return result;
-    };
-    // The callback runs in a context, so nested calls on this MultiLock (or a member) re-enter.
-    return currentContext() ? run() : runInNewContext(run);
+    // A release that fails after fn threw is reported by the first member's client.
+    return runWithLease(async () => this.#combine(await this.#acquireLeases(parsed)), body, (error) => this.#locks[0]!.reportError(error));
   }
 
   /**

@@ -4,6 +4,7 @@ import type { ReadWriteState, WaiterMode } from '../scripts/registry.js';
 import type { Acquired, AttemptResult } from '../wait.js';
 import type { RenewTarget } from '../holds.js';
 import { BaseLock } from './base-lock.js';
+import { waitNonFair } from './non-fair-wait.js';
 
 /** One side of a read-write lock (layout: lib/scripts/read-write-holds.lua). */
 export abstract class ReadWriteSide extends BaseLock {
@@ -32,11 +33,11 @@ export abstract class ReadWriteSide extends BaseLock {
     signal: AbortSignal | undefined,
   ): Promise<Acquired | false> {
     const ttlMs = this.ttlFor(leaseMs);
-    return this.acquireWaiting(this.waitTarget, owner, waitMs, signal, async (mode): Promise<AttemptResult> => {
+    return waitNonFair(this.core, this.waitTarget, waitMs, signal, async (mode): Promise<AttemptResult> => {
       const sentAt = performance.now();
       const reply = await this.attempt(owner, ttlMs, mode);
       return reply === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: reply };
-    });
+    }, () => this.abandon(owner));
   }
 
   protected override renewTarget(owner: string): RenewTarget {

@@ -1,5 +1,6 @@
 import { LockClientClosedError, LockLostError, RedLockQuorumError, type LockError, type LockLostReason, type RedLockNodeFailure } from '../errors.js';
 import type { Hold, HoldEnd, HoldObserver } from '../holds.js';
+import type { FanOutResult } from './fan-out.js';
 
 export interface RedHoldConfig {
   readonly lockName: string;
@@ -62,6 +63,29 @@ export class RedHold {
   /** Whether `node` has a live hold of this owner. */
   holds(node: number): boolean {
     return this.#members[node] !== undefined;
+  }
+
+  /**
+   * An acquisition round was won: `track(node)` makes the hold record of each node that granted.
+   * A node whose answer was not awaited (or timed out) may still grant: then its hold joins too,
+   * or, when this hold has ended by then, `letGo(node)` releases it at once.
+   */
+  won(round: FanOutResult<number | null>, track: (node: number) => Hold, letGo: (node: number) => void, watchdog: boolean): void {
+    const granted = new Map<number, Hold>();
+    round.answers.forEach((answer, node) => {
+      if (answer?.kind === 'answered' && answer.value === null) granted.set(node, track(node));
+      else if (answer === undefined || answer.kind === 'timeout') {
+        round.calls[node]!.then(
+          (late) => {
+            if (late !== null) return;
+            if (this.#ended) letGo(node);
+            else this.joined(node, track(node));
+          },
+          () => undefined,
+        );
+      }
+    });
+    this.acquired(granted, watchdog);
   }
 
   /** An acquisition (or re-entry) was granted by a majority; `granted` are its node holds. */

@@ -1,0 +1,28 @@
+import type { LockCore } from '../core.js';
+import type { WaitTarget } from '../keys.js';
+import { WaiterMode } from '../scripts/registry.js';
+import { acquireOnce, acquireWithin, type Acquired, type AttemptResult } from '../wait.js';
+
+/**
+ * The non-fair waiting strategy (plain, fenced and read-write locks): `attempt` once (`waitMs`
+ * 0), or until `waitMs` runs out (undefined: no limit), sleeping between attempts on `target`'s
+ * wake-up channel. `abandon` undoes an acquisition that came after the wait was given up.
+ */
+export function waitNonFair(
+  core: LockCore,
+  target: WaitTarget,
+  waitMs: number | undefined,
+  signal: AbortSignal | undefined,
+  attempt: (mode: WaiterMode) => Promise<AttemptResult>,
+  abandon: () => void,
+): Promise<Acquired | false> {
+  if (waitMs === 0) return acquireOnce(() => attempt(WaiterMode.Single), { signal, abandon });
+  return acquireWithin({
+    attempt,
+    abandon,
+    signal,
+    waiters: { peek: () => core.waiters.peek(target), get: () => core.waiters.get(target) },
+    deadline: waitMs === undefined ? Infinity : performance.now() + waitMs,
+    noTtlSleepMs: core.watchdogTimeoutMs,
+  });
+}

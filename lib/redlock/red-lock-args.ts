@@ -1,0 +1,84 @@
+import type { Redis } from 'ioredis';
+import { InvalidArgumentError } from '../errors.js';
+import { nodeLockOf, type NodeLock } from '../locks/node-lock.js';
+import type { RLock } from '../locks/rlock.js';
+import { REDLOCK_DEFAULTS } from '../options.js';
+import type { RedisConnection } from '../scripts/registry.js';
+import { checkCount, checkObject, checkPositiveDuration } from '../validate.js';
+
+const KNOWN_OPTIONS = new Set(['nodeTimeout', 'maxRenewals']);
+
+
+function isPlainObject(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * Where a connection points, to tell two locks on one Redis apart: for connections to a given
+ * host and port only (a Cluster or a Sentinel-managed master is found through others).
+ */
+function nodeAddress(connection: RedisConnection): string | undefined {
+  if (connection.isCluster) return undefined;
+  const { host, port, path, sentinels } = (connection as Redis).options;
+  if (sentinels) return undefined;
+  return path ? `unix:${path}` : `${host ?? 'localhost'}:${port ?? 6379}`;
+}
+
+function parseOptions(raw: Record<string, unknown>): { nodeTimeoutMs: number; maxRenewals: number | undefined } {
+  for (const key of Object.keys(raw)) {
+    if (!KNOWN_OPTIONS.has(key)) {
+      throw new InvalidArgumentError(`unknown RedLock option \`${key}\` (known: ${[...KNOWN_OPTIONS].join(', ')})`);
+    }
+  }
+  return {
+    nodeTimeoutMs:
+      raw.nodeTimeout === undefined ? REDLOCK_DEFAULTS.nodeTimeout : checkPositiveDuration(raw.nodeTimeout, 'nodeTimeout'),
+    maxRenewals: raw.maxRenewals === undefined ? undefined : checkCount(raw.maxRenewals, 'maxRenewals'),
+  };
+}
+
+/** A RedLock's checked constructor arguments. */
+export interface RedLockArgs {
+  readonly locks: RLock[];
+  readonly nodes: NodeLock[];
+  readonly nodeTimeoutMs: number;
+  readonly maxRenewals: number | undefined;
+}
+
+/**
+ * `new RedLock(...locks, options?)`'s arguments: one lock from `getLock()` per independent master,
+ * each from its own client and server, then optionally the options.
+ * @throws InvalidArgumentError otherwise.
+ */
+export function parseRedLockArgs(args: unknown[]): RedLockArgs {
+  const last = args.at(-1);
+  const hasOptions = args.length > 0 && nodeLockOf(last) === undefined && isPlainObject(last);
+  const options = parseOptions(hasOptions ? checkObject(last, 'options') : {});
+  const locks = hasOptions ? args.slice(0, -1) : args;
+  if (locks.length === 0) {
+    throw new InvalidArgumentError('`RedLock` needs at least one lock: one per independent Redis master');
+  }
+  const nodes = locks.map((lock, i) => {
+    const node = nodeLockOf(lock);
+    if (!node) throw new InvalidArgumentError(`RedLock argument ${i + 1} is not a lock from \`LockClient.getLock()\``);
+    return node;
+  });
+  nodes.forEach((node, i) => {
+    const address = nodeAddress(node.core.redis);
+    for (let j = 0; j < i; j += 1) {
+      const other = nodes[j]!;
+      if (locks[j] === locks[i]) throw new InvalidArgumentError(`RedLock locks ${j + 1} and ${i + 1} are the same lock`);
+      if (other.core.clientId === node.core.clientId) {
+        throw new InvalidArgumentError(`RedLock locks ${j + 1} and ${i + 1} come from the same LockClient: use one client per Redis master`);
+      }
+      if (other.core.redis === node.core.redis || (address !== undefined && address === nodeAddress(other.core.redis))) {
+        throw new InvalidArgumentError(
+          `RedLock locks ${j + 1} and ${i + 1} are on the same Redis server${address === undefined ? '' : ` (${address})`}: the nodes must be independent masters`,
+        );
+      }
+    }
+  });
+  return { locks: locks as RLock[], nodes, nodeTimeoutMs: options.nodeTimeoutMs, maxRenewals: options.maxRenewals };
+}
