@@ -92,7 +92,7 @@ export class Watchdog {
     const sentAt = performance.now();
     let results: number[];
     try {
-      const renewal = await scripts.renewMany(
+      const renewal = await scripts.renewal.renewMany(
         batch[0]!.target.script,
         batch.flatMap((hold) => hold.target.keys),
         batch.map((hold) => hold.target.holder),

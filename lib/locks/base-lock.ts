@@ -113,7 +113,7 @@ export abstract class BaseLock implements RLock {
 
   async forceUnlock(): Promise<boolean> {
     await this.open();
-    return this.core.scripts.forceUnlock(this.keys, this.core.publish, this.forceRequestId());
+    return this.core.scripts.lock.forceUnlock(this.keys, this.core.publish, this.forceRequestId());
   }
 
   async isLocked(): Promise<boolean> {

@@ -19,7 +19,7 @@ export class FairLock extends BaseLock {
 
   override async forceUnlock(): Promise<boolean> {
     await this.open();
-    return this.core.scripts.fairForceUnlock(this.keys, this.core.publish, this.forceRequestId());
+    return this.core.scripts.fair.forceUnlock(this.keys, this.core.publish, this.forceRequestId());
   }
 
   protected override acquireFor(
@@ -33,7 +33,7 @@ export class FairLock extends BaseLock {
     const waitTimeoutMs = core.fairLockWaitTimeoutMs;
     const attempt = async (waiterId: string): Promise<FairAttempt> => {
       const sentAt = performance.now();
-      const recheckMs = await core.scripts.fairAcquire(keys, owner, ttlMs, waiterId, waitTimeoutMs, newRequestId());
+      const recheckMs = await core.scripts.fair.acquire(keys, owner, ttlMs, waiterId, waitTimeoutMs, newRequestId());
       return recheckMs === null ? { acquired: true, sentAt } : { acquired: false, recheckMs };
     };
     const abandon = (): void => this.abandon(owner);
@@ -44,7 +44,7 @@ export class FairLock extends BaseLock {
       waiterId,
       attempt: () => attempt(waiterId),
       abandon,
-      leave: () => void core.scripts.fairLeave(keys, waiterId, core.publish).catch((error: unknown) => core.events.emit('error', error)),
+      leave: () => void core.scripts.fair.leave(keys, waiterId, core.publish).catch((error: unknown) => core.events.emit('error', error)),
       signal,
       waiters: { peek: () => core.waiters.peekFair(keys), get: () => core.waiters.getFair(keys) },
       deadline: waitMs === undefined ? Infinity : performance.now() + waitMs,
@@ -55,6 +55,6 @@ export class FairLock extends BaseLock {
 
   protected override releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number> {
     const { core } = this;
-    return core.scripts.fairRelease(this.keys, owner, reExpireMs, requestId, core.publish, recordMs);
+    return core.scripts.fair.release(this.keys, owner, reExpireMs, requestId, core.publish, recordMs);
   }
 }

@@ -64,14 +64,14 @@ export class FencedLock extends BaseLock implements RFencedLock {
     const ttlMs = this.ttlFor(leaseMs);
     return waitNonFair(this.core, this.#wait, waitMs, signal, async (mode) => {
       const sentAt = performance.now();
-      const reply = await core.scripts.fencedAcquire(this.#keys, owner, ttlMs, core.clientId, mode, newRequestId());
+      const reply = await core.scripts.lock.fencedAcquire(this.#keys, owner, ttlMs, core.clientId, mode, newRequestId());
       return 'token' in reply ? { acquired: true, sentAt, token: reply.token } : { acquired: false, ttlMs: reply.ttlMs };
     }, () => this.abandon(owner));
   }
 
   protected override releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number> {
     const { core } = this;
-    return core.scripts.release(this.#keys, owner, reExpireMs, requestId, core.publish, recordMs);
+    return core.scripts.lock.release(this.#keys, owner, reExpireMs, requestId, core.publish, recordMs);
   }
 }
 

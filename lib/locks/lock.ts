@@ -28,14 +28,14 @@ export class ReentrantLock extends BaseLock implements NodeLockSource {
     const ttlMs = this.ttlFor(leaseMs);
     return waitNonFair(this.core, this.#wait, waitMs, signal, async (mode) => {
       const sentAt = performance.now();
-      const holderTtl = await core.scripts.acquire(keys, owner, ttlMs, core.clientId, mode, newRequestId());
+      const holderTtl = await core.scripts.lock.acquire(keys, owner, ttlMs, core.clientId, mode, newRequestId());
       return holderTtl === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: holderTtl };
     }, () => this.abandon(owner));
   }
 
   protected override releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number> {
     const { core } = this;
-    return core.scripts.release(this.keys, owner, reExpireMs, requestId, core.publish, recordMs);
+    return core.scripts.lock.release(this.keys, owner, reExpireMs, requestId, core.publish, recordMs);
   }
 
   /** This lock as one node of a RedLock (package-internal). */
@@ -50,7 +50,7 @@ export class ReentrantLock extends BaseLock implements NodeLockSource {
       keys,
       attempt: async (owner, ttlMs, mode) => {
         await open();
-        return core.scripts.acquire(keys, owner, ttlMs, core.clientId, mode, newRequestId());
+        return core.scripts.lock.acquire(keys, owner, ttlMs, core.clientId, mode, newRequestId());
       },
       release: async (owner, reExpireMs, recordMs) => {
         await open();

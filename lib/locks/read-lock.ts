@@ -19,12 +19,12 @@ export class ReadLock extends ReadWriteSide {
 
   protected override attempt(owner: string, ttlMs: number, mode: WaiterMode): Promise<number | null> {
     const { core } = this;
-    return core.scripts.readAcquire(this.rwKeys, owner, ttlMs, core.clientId, mode, newRequestId());
+    return core.scripts.readWrite.readAcquire(this.rwKeys, owner, ttlMs, core.clientId, mode, newRequestId());
   }
 
   protected override releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number> {
     const { core } = this;
-    return core.scripts.readRelease(this.rwKeys, owner, reExpireMs, requestId, core.publish, recordMs);
+    return core.scripts.readWrite.readRelease(this.rwKeys, owner, reExpireMs, requestId, core.publish, recordMs);
   }
 
   protected override view(state: ReadWriteState): { holdCount: number; locked: boolean; ttlMs: number } {

@@ -48,7 +48,7 @@ export abstract class ReadWriteSide extends BaseLock {
   /** Deletes the lock if it is held in this side's mode (a writer's own read holds go with it). */
   override async forceUnlock(): Promise<boolean> {
     await this.open();
-    return this.core.scripts.readWriteForceUnlock(this.rwKeys, this.#mode, this.core.publish, this.forceRequestId());
+    return this.core.scripts.readWrite.forceUnlock(this.rwKeys, this.#mode, this.core.publish, this.forceRequestId());
   }
 
   /** True while some owner holds this side. */
@@ -62,7 +62,7 @@ export abstract class ReadWriteSide extends BaseLock {
 
   override async holdCountOf(owner: string): Promise<number> {
     await this.open();
-    return this.view(await this.core.scripts.readWriteState(this.rwKeys, owner)).holdCount;
+    return this.view(await this.core.scripts.readWrite.state(this.rwKeys, owner)).holdCount;
   }
 
   /** ms until this side's longest lease ends; -2 when nobody holds it. */
@@ -74,7 +74,7 @@ export abstract class ReadWriteSide extends BaseLock {
     await this.open();
     // With no current owner (outside a context, no unscoped hold) the counts are 0, and the
     // rest still describes the lock.
-    const state = await this.core.scripts.readWriteState(this.rwKeys, this.currentOwner() ?? '');
+    const state = await this.core.scripts.readWrite.state(this.rwKeys, this.currentOwner() ?? '');
     return this.view(state);
   }
 }

@@ -17,7 +17,7 @@ export async function confirmReplicas(
   if (!ack) return;
   let acks: number;
   try {
-    acks = await core.scripts.waitForReplicas(lockKey, lockName, ack);
+    acks = await core.scripts.lock.waitForReplicas(lockKey, lockName, ack);
   } catch (error) {
     abandon();
     throw error;

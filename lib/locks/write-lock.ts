@@ -21,7 +21,7 @@ export class WriteLock extends ReadWriteSide {
 
   protected override async attempt(owner: string, ttlMs: number, mode: WaiterMode): Promise<number | null> {
     const { core } = this;
-    const reply = await core.scripts.writeAcquire(this.rwKeys, owner, ttlMs, core.clientId, mode, newRequestId());
+    const reply = await core.scripts.readWrite.writeAcquire(this.rwKeys, owner, ttlMs, core.clientId, mode, newRequestId());
     if (reply === ScriptStatus.UpgradeRefused) {
       throw new LockUpgradeError(
         `the current owner holds the read lock of "${this.name}" and asked for its write lock: it would wait for ` +
@@ -34,7 +34,7 @@ export class WriteLock extends ReadWriteSide {
 
   protected override releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number> {
     const { core } = this;
-    return core.scripts.writeRelease(this.rwKeys, owner, reExpireMs, requestId, core.publish, recordMs);
+    return core.scripts.readWrite.writeRelease(this.rwKeys, owner, reExpireMs, requestId, core.publish, recordMs);
   }
 
   protected override view(state: ReadWriteState): { holdCount: number; locked: boolean; ttlMs: number } {

@@ -48,8 +48,8 @@ export class WaiterQueues {
         new WaiterQueue(
           {
             ...hooks,
-            passWake: () => void scripts.passWake(target, clientId, publish()).catch(onError),
-            leaveWaiterSet: () => void scripts.leaveWaiterSet(target, clientId).catch(onError),
+            passWake: () => void scripts.lock.passWake(target, clientId, publish()).catch(onError),
+            leaveWaiterSet: () => void scripts.lock.leaveWaiterSet(target, clientId).catch(onError),
           },
           this.#config.lingerMs,
           target.wakeAll,

@@ -1,9 +1,10 @@
-import { toLockError, type LockOperation } from '../errors.js';
+import { toLockError } from '../errors.js';
 import fairQueueLua from './fair-queue.lua';
 import latchCountDownLua from './latch-count-down-4.lua';
 import latchTrySetLua from './latch-try-set-2.lua';
 import latchWaitLua from './latch-wait-2.lua';
-import type { PublishCommand, RedisConnection } from './registry.js';
+import type { PublishCommand } from './registry.js';
+import type { ScriptRunner } from './script-runner.js';
 import semaphoreAcquireLua from './semaphore-acquire-3.lua';
 import semaphoreAvailableLua from './semaphore-available-1.lua';
 import semaphoreFairAcquireLua from './semaphore-fair-acquire-4.lua';
@@ -77,47 +78,22 @@ export function latchKeys(keyPrefix: string, name: string): LatchKeys {
   return { name, latch: base, waiters: `${base}:waiters`, wakePrefix: `${base}:wake:`, records: `{${keyPrefix}:${name}}:rec:` };
 }
 
-type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
-
-const defined = new WeakMap<RedisConnection, SynchronizerScripts>();
-
 /**
- * The semaphore and latch scripts, defined once per connection (ioredis `defineCommand`:
- * EVALSHA, EVAL on NOSCRIPT). Failures come out as LockRedisError naming the object and operation.
+ * The semaphore and latch scripts. Failures come out as LockRedisError naming the object and
+ * the operation.
  */
 export class SynchronizerScripts {
-  readonly #redis: RedisConnection;
+  readonly #runner: ScriptRunner;
 
-  private constructor(redis: RedisConnection) {
-    this.#redis = redis;
-    for (const { name, numberOfKeys, lua } of Object.values(COMMANDS)) {
-      if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function') redis.defineCommand(name, { numberOfKeys, lua });
-    }
-  }
-
-  static of(redis: RedisConnection): SynchronizerScripts {
-    let scripts = defined.get(redis);
-    if (!scripts) {
-      scripts = new SynchronizerScripts(redis);
-      defined.set(redis, scripts);
-    }
-    return scripts;
-  }
-
-  async #run(name: string, operation: LockOperation, objectName: string, args: (string | number)[]): Promise<unknown> {
-    const fn = (this.#redis as unknown as Record<string, ScriptCall>)[name];
-    if (!fn) throw new Error(`rlock script ${name} is not defined on this connection`);
-    try {
-      return await fn.apply(this.#redis, args);
-    } catch (error) {
-      throw toLockError(error, operation, objectName);
-    }
+  constructor(runner: ScriptRunner) {
+    this.#runner = runner;
+    runner.define(COMMANDS);
   }
 
   /** Non-fair: null when granted, else ms until the earliest lease ends. */
   async acquire(keys: SemaphoreKeys, member: string, limit: number, leaseMs: number, clientId: string, mode: string, hint: string): Promise<number | null> {
     const args = [keys.permits, keys.waiters, keys.needs, member, limit, leaseMs, clientId, mode, hint];
-    const reply = await this.#run(COMMANDS.semAcquire.name, 'acquire', keys.name, args);
+    const reply = await this.#runner.run(COMMANDS.semAcquire, 'acquire', keys.name, args);
     return reply === null ? null : Number(reply);
   }
 
@@ -132,7 +108,7 @@ export class SynchronizerScripts {
     publish: PublishCommand,
   ): Promise<number | null> {
     const args = [keys.permits, keys.queue, keys.timeouts, keys.turnPrefix, member, limit, leaseMs, waiterId, waitTimeoutMs, publish];
-    const reply = await this.#run(COMMANDS.semFairAcquire.name, 'acquire', keys.name, args);
+    const reply = await this.#runner.run(COMMANDS.semFairAcquire, 'acquire', keys.name, args);
     return reply === null ? null : Number(reply);
   }
 
@@ -140,17 +116,17 @@ export class SynchronizerScripts {
   async release(keys: SemaphoreKeys, member: string, limit: number, publish: PublishCommand): Promise<number> {
     const { permits, waiters, needs, wakePrefix, queue, timeouts, turnPrefix } = keys;
     const args = [permits, waiters, needs, wakePrefix, queue, timeouts, turnPrefix, member, limit, publish];
-    return Number(await this.#run(COMMANDS.semRelease.name, 'release', keys.name, args));
+    return Number(await this.#runner.run(COMMANDS.semRelease, 'release', keys.name, args));
   }
 
   async passWake(keys: SemaphoreKeys, clientId: string, limit: number, publish: PublishCommand, budget: number): Promise<void> {
     const args = [keys.permits, keys.waiters, keys.needs, keys.wakePrefix, clientId, limit, publish, budget];
-    await this.#run(COMMANDS.semPassWake.name, 'acquire', keys.name, args);
+    await this.#runner.run(COMMANDS.semPassWake, 'acquire', keys.name, args);
   }
 
   async leaveWaiterSet(keys: SemaphoreKeys, clientId: string): Promise<void> {
     try {
-      await this.#redis.multi().zrem(keys.waiters, clientId).hdel(keys.needs, clientId).exec();
+      await this.#runner.redis.multi().zrem(keys.waiters, clientId).hdel(keys.needs, clientId).exec();
     } catch (error) {
       throw toLockError(error, 'acquire', keys.name);
     }
@@ -158,32 +134,32 @@ export class SynchronizerScripts {
 
   async fairLeave(keys: SemaphoreKeys, waiterId: string, limit: number, publish: PublishCommand): Promise<void> {
     const args = [keys.permits, keys.queue, keys.timeouts, keys.turnPrefix, waiterId, limit, publish];
-    await this.#run(COMMANDS.semFairLeave.name, 'acquire', keys.name, args);
+    await this.#runner.run(COMMANDS.semFairLeave, 'acquire', keys.name, args);
   }
 
   async available(keys: SemaphoreKeys, limit: number): Promise<number> {
-    return Number(await this.#run(COMMANDS.semAvailable.name, 'query', keys.name, [keys.permits, limit]));
+    return Number(await this.#runner.run(COMMANDS.semAvailable, 'query', keys.name, [keys.permits, limit]));
   }
 
   /** True when this call set the count. */
   async latchTrySet(keys: LatchKeys, count: number, requestId: string): Promise<boolean> {
-    return Number(await this.#run(COMMANDS.latchTrySet.name, 'acquire', keys.name, [keys.latch, keys.records, count, requestId])) === 1;
+    return Number(await this.#runner.run(COMMANDS.latchTrySet, 'acquire', keys.name, [keys.latch, keys.records, count, requestId])) === 1;
   }
 
   /** The count left. */
   async latchCountDown(keys: LatchKeys, requestId: string, publish: PublishCommand): Promise<number> {
     const args = [keys.latch, keys.waiters, keys.wakePrefix, keys.records, requestId, publish];
-    return Number(await this.#run(COMMANDS.latchCountDown.name, 'release', keys.name, args));
+    return Number(await this.#runner.run(COMMANDS.latchCountDown, 'release', keys.name, args));
   }
 
   /** The count left (0: open); registers `clientId` as waiting unless it is ''. */
   async latchWait(keys: LatchKeys, clientId: string, sleepMs: number): Promise<number> {
-    return Number(await this.#run(COMMANDS.latchWait.name, 'query', keys.name, [keys.latch, keys.waiters, clientId, sleepMs]));
+    return Number(await this.#runner.run(COMMANDS.latchWait, 'query', keys.name, [keys.latch, keys.waiters, clientId, sleepMs]));
   }
 
   async latchLeave(keys: LatchKeys, clientId: string): Promise<void> {
     try {
-      await this.#redis.zrem(keys.waiters, clientId);
+      await this.#runner.redis.zrem(keys.waiters, clientId);
     } catch (error) {
       throw toLockError(error, 'query', keys.name);
     }

@@ -45,7 +45,7 @@ export class CountDownLatch implements RCountDownLatch {
     this.name = checkLockName(name);
     this.#core = core;
     this.#keys = latchKeys(core.keyPrefix, this.name);
-    this.#scripts = SynchronizerScripts.of(core.redis);
+    this.#scripts = core.scripts.synchronizers;
   }
 
   async trySetCount(count: number): Promise<boolean> {

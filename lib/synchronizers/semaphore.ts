@@ -102,7 +102,7 @@ export class Semaphore implements RSemaphore {
     this.fair = raw.fair === true;
     this.#core = core;
     this.#keys = semaphoreKeys(core.keyPrefix, this.name);
-    this.#scripts = SynchronizerScripts.of(core.redis);
+    this.#scripts = core.scripts.synchronizers;
   }
 
   async tryAcquire(options?: PermitOptions): Promise<Permit | null> {

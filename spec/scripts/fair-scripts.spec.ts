@@ -25,18 +25,18 @@ describe('fair lock scripts', () => {
 
   it('acquire: queues waiters by arrival; a check-in keeps the place; the head acquires when free', async () => {
     const { redis, scripts, keys } = setup();
-    expect(await scripts.fairAcquire(keys, 'h:1', 10_000, 'h|1', 5_000, rid())).toBeNull();
+    expect(await scripts.fair.acquire(keys, 'h:1', 10_000, 'h|1', 5_000, rid())).toBeNull();
     for (const waiter of ['b|1', 'a|1', 'c|1']) {
-      expect(await scripts.fairAcquire(keys, `${waiter}:o`, 10_000, waiter, 5_000, rid())).not.toBeNull();
+      expect(await scripts.fair.acquire(keys, `${waiter}:o`, 10_000, waiter, 5_000, rid())).not.toBeNull();
     }
     // Checking in again (a, then b) keeps both places.
-    await scripts.fairAcquire(keys, 'a|1:o', 10_000, 'a|1', 5_000, rid());
-    await scripts.fairAcquire(keys, 'b|1:o', 10_000, 'b|1', 5_000, rid());
+    await scripts.fair.acquire(keys, 'a|1:o', 10_000, 'a|1', 5_000, rid());
+    await scripts.fair.acquire(keys, 'b|1:o', 10_000, 'b|1', 5_000, rid());
     expect(await queue(redis, keys)).toEqual(['b|1', 'a|1', 'c|1']);
     await redis.del(keys.lock);
     // Free, but not a's turn: b is ahead.
-    expect(await scripts.fairAcquire(keys, 'a|1:o', 10_000, 'a|1', 5_000, rid())).not.toBeNull();
-    expect(await scripts.fairAcquire(keys, 'b|1:o', 10_000, 'b|1', 5_000, rid())).toBeNull();
+    expect(await scripts.fair.acquire(keys, 'a|1:o', 10_000, 'a|1', 5_000, rid())).not.toBeNull();
+    expect(await scripts.fair.acquire(keys, 'b|1:o', 10_000, 'b|1', 5_000, rid())).toBeNull();
     expect(await redis.hget(keys.lock, 'b|1:o')).toBe('1');
     expect(await queue(redis, keys)).toEqual(['a|1', 'c|1']);
     expect(await redis.zrange(keys.queueTimeouts, 0, -1)).toHaveLength(2);
@@ -44,12 +44,12 @@ describe('fair lock scripts', () => {
 
   it('acquire: says when to ask again: the head by the holder TTL, the others by the waiter ahead', async () => {
     const { redis, scripts, keys } = setup();
-    await scripts.fairAcquire(keys, 'h:1', 3_000, 'h|1', 5_000, rid());
-    const head = (await scripts.fairAcquire(keys, 'a:1', 10_000, 'a|1', 60_000, rid()))!;
+    await scripts.fair.acquire(keys, 'h:1', 3_000, 'h|1', 5_000, rid());
+    const head = (await scripts.fair.acquire(keys, 'a:1', 10_000, 'a|1', 60_000, rid()))!;
     expect(head).toBeGreaterThan(2_500);
     expect(head).toBeLessThanOrEqual(3_000);
     // Behind a: a's place lasts 60 s unless it checks in.
-    const second = (await scripts.fairAcquire(keys, 'b:1', 10_000, 'b|1', 1_000, rid()))!;
+    const second = (await scripts.fair.acquire(keys, 'b:1', 10_000, 'b|1', 1_000, rid()))!;
     expect(second).toBeGreaterThan(59_000);
     expect(second).toBeLessThanOrEqual(60_000);
     // The queue lives as long as the longest place in it, whatever the later callers' timeouts.
@@ -59,14 +59,14 @@ describe('fair lock scripts', () => {
 
   it('acquire: a single attempt never queues; it needs a free lock and an empty queue, or re-enters', async () => {
     const { redis, scripts, keys } = setup();
-    expect(await scripts.fairAcquire(keys, 'h:1', 10_000, '', 5_000, rid())).toBeNull();
-    expect(await scripts.fairAcquire(keys, 'h:1', 10_000, '', 5_000, rid())).toBeNull();
+    expect(await scripts.fair.acquire(keys, 'h:1', 10_000, '', 5_000, rid())).toBeNull();
+    expect(await scripts.fair.acquire(keys, 'h:1', 10_000, '', 5_000, rid())).toBeNull();
     expect(await redis.hget(keys.lock, 'h:1')).toBe('2');
-    expect(await scripts.fairAcquire(keys, 'x:1', 10_000, '', 5_000, rid())).toBe(0);
+    expect(await scripts.fair.acquire(keys, 'x:1', 10_000, '', 5_000, rid())).toBe(0);
     expect(await redis.exists(keys.queue, keys.queueTimeouts)).toBe(0);
-    await scripts.fairAcquire(keys, 'a:1', 10_000, 'a|1', 5_000, rid());
+    await scripts.fair.acquire(keys, 'a:1', 10_000, 'a|1', 5_000, rid());
     await redis.del(keys.lock);
-    expect(await scripts.fairAcquire(keys, 'x:1', 10_000, '', 5_000, rid())).toBe(0);
+    expect(await scripts.fair.acquire(keys, 'x:1', 10_000, '', 5_000, rid())).toBe(0);
     expect(await redis.exists(keys.lock)).toBe(0);
   });
 
@@ -75,59 +75,59 @@ describe('fair lock scripts', () => {
     const dead = Array.from({ length: 150 }, (_, i) => `dead|${i}`);
     await redis.zadd(keys.queue, ...dead.flatMap((waiter, i) => [i + 1, waiter]));
     await redis.zadd(keys.queueTimeouts, ...dead.flatMap((waiter) => [1, waiter]));
-    expect(await scripts.fairAcquire(keys, 'x:1', 10_000, '', 5_000, rid())).toBe(0);
+    expect(await scripts.fair.acquire(keys, 'x:1', 10_000, '', 5_000, rid())).toBe(0);
     expect(await redis.zcard(keys.queue)).toBe(50);
     expect(await redis.zcard(keys.queueTimeouts)).toBe(50);
-    expect(await scripts.fairAcquire(keys, 'x:1', 10_000, '', 5_000, rid())).toBeNull();
+    expect(await scripts.fair.acquire(keys, 'x:1', 10_000, '', 5_000, rid())).toBeNull();
     expect(await redis.exists(keys.queue, keys.queueTimeouts)).toBe(0);
   });
 
   it('acquire: a waiter that stopped checking in loses its place; the next one is head at once', async () => {
     const { redis, scripts, keys } = setup();
-    await scripts.fairAcquire(keys, 'h:1', 10_000, 'h|1', 5_000, rid());
-    await scripts.fairAcquire(keys, 'a:1', 10_000, 'a|1', 200, rid());
-    const wait = (await scripts.fairAcquire(keys, 'b:1', 10_000, 'b|1', 5_000, rid()))!;
+    await scripts.fair.acquire(keys, 'h:1', 10_000, 'h|1', 5_000, rid());
+    await scripts.fair.acquire(keys, 'a:1', 10_000, 'a|1', 200, rid());
+    const wait = (await scripts.fair.acquire(keys, 'b:1', 10_000, 'b|1', 5_000, rid()))!;
     expect(wait).toBeLessThanOrEqual(200);
     await sleep(wait + 20);
     await redis.del(keys.lock);
-    expect(await scripts.fairAcquire(keys, 'b:1', 10_000, 'b|1', 5_000, rid())).toBeNull();
+    expect(await scripts.fair.acquire(keys, 'b:1', 10_000, 'b|1', 5_000, rid())).toBeNull();
     expect(await redis.exists(keys.queue, keys.queueTimeouts)).toBe(0);
   });
 
   it('release and forceUnlock tell only the head, naming the waiter; a head that leaves passes its turn on', async () => {
     const { redis, scripts, keys } = setup();
     const heard = await listen(keys, ['a', 'b', 'c']);
-    await scripts.fairAcquire(keys, 'h:1', 10_000, 'h|1', 5_000, rid());
-    for (const client of ['a', 'b', 'c']) await scripts.fairAcquire(keys, `${client}:1`, 10_000, `${client}|1`, 5_000, rid());
-    expect(await scripts.fairRelease(keys, 'h:1', 0, 'r1', 'publish', 10_000)).toBe(0);
+    await scripts.fair.acquire(keys, 'h:1', 10_000, 'h|1', 5_000, rid());
+    for (const client of ['a', 'b', 'c']) await scripts.fair.acquire(keys, `${client}:1`, 10_000, `${client}|1`, 5_000, rid());
+    expect(await scripts.fair.release(keys, 'h:1', 0, 'r1', 'publish', 10_000)).toBe(0);
     await sleep(50);
     expect(heard).toEqual([['a', 'a|1']]);
     // c leaves from behind: nobody else is told. Then a leaves without taking its turn: b is told.
-    expect(await scripts.fairLeave(keys, 'c|1', 'publish')).toBe(true);
-    expect(await scripts.fairLeave(keys, 'a|1', 'publish')).toBe(true);
-    expect(await scripts.fairLeave(keys, 'a|1', 'publish')).toBe(false);
+    expect(await scripts.fair.leave(keys, 'c|1', 'publish')).toBe(true);
+    expect(await scripts.fair.leave(keys, 'a|1', 'publish')).toBe(true);
+    expect(await scripts.fair.leave(keys, 'a|1', 'publish')).toBe(false);
     await sleep(50);
     expect(heard).toEqual([
       ['a', 'a|1'],
       ['b', 'b|1'],
     ]);
-    expect(await scripts.fairAcquire(keys, 'b:1', 10_000, 'b|1', 5_000, rid())).toBeNull();
-    await scripts.fairAcquire(keys, 'a:1', 10_000, 'a|2', 5_000, rid());
-    expect(await scripts.fairForceUnlock(keys, 'publish', rid())).toBe(true);
-    expect(await scripts.fairForceUnlock(keys, 'publish', rid())).toBe(false);
+    expect(await scripts.fair.acquire(keys, 'b:1', 10_000, 'b|1', 5_000, rid())).toBeNull();
+    await scripts.fair.acquire(keys, 'a:1', 10_000, 'a|2', 5_000, rid());
+    expect(await scripts.fair.forceUnlock(keys, 'publish', rid())).toBe(true);
+    expect(await scripts.fair.forceUnlock(keys, 'publish', rid())).toBe(false);
     await sleep(50);
     expect(heard.at(-1)).toEqual(['a', 'a|2']);
-    expect(await scripts.fairLeave(keys, 'a|2', 'publish')).toBe(true);
+    expect(await scripts.fair.leave(keys, 'a|2', 'publish')).toBe(true);
     expect(await fx.keys(redis)).toEqual([]);
   });
 
   it('release: one hold per request id, as for the non-fair lock', async () => {
     const { redis, scripts, keys } = setup();
-    for (let i = 0; i < 2; i += 1) await scripts.fairAcquire(keys, 'o', 10_000, '', 5_000, rid());
-    expect(await scripts.fairRelease(keys, 'o', 0, 'req-1', 'publish', 10_000)).toBe(1);
-    expect(await scripts.fairRelease(keys, 'o', 0, 'req-1', 'publish', 10_000)).toBe(1);
-    expect(await scripts.fairRelease(keys, 'o', 0, 'req-2', 'publish', 10_000)).toBe(0);
-    expect(await scripts.fairRelease(keys, 'o', 0, 'req-3', 'publish', 10_000)).toBe(-1);
+    for (let i = 0; i < 2; i += 1) await scripts.fair.acquire(keys, 'o', 10_000, '', 5_000, rid());
+    expect(await scripts.fair.release(keys, 'o', 0, 'req-1', 'publish', 10_000)).toBe(1);
+    expect(await scripts.fair.release(keys, 'o', 0, 'req-1', 'publish', 10_000)).toBe(1);
+    expect(await scripts.fair.release(keys, 'o', 0, 'req-2', 'publish', 10_000)).toBe(0);
+    expect(await scripts.fair.release(keys, 'o', 0, 'req-3', 'publish', 10_000)).toBe(-1);
     expect(await fx.keys(redis)).toEqual([]);
   });
 });

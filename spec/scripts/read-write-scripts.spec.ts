@@ -15,64 +15,64 @@ describe('read-write and fenced lock scripts', () => {
 
   it('the lock lives as long as its longest hold; a reader whose lease ended is dropped', async () => {
     const { redis, scripts, keys } = setup();
-    expect(await scripts.readAcquire(keys, 'long', 5_000, 'c', WaiterMode.Single, rid())).toBeNull();
-    expect(await scripts.readAcquire(keys, 'short', 200, 'c', WaiterMode.Single, rid())).toBeNull();
+    expect(await scripts.readWrite.readAcquire(keys, 'long', 5_000, 'c', WaiterMode.Single, rid())).toBeNull();
+    expect(await scripts.readWrite.readAcquire(keys, 'short', 200, 'c', WaiterMode.Single, rid())).toBeNull();
     for (const key of [keys.lock, keys.readers]) expect(await redis.pttl(key)).toBeGreaterThan(4_500);
     expect(await redis.zrange(keys.readers, 0, -1)).toEqual(['short', 'long']);
     await sleep(300);
     // Any script that touches the lock drops the dead reader, its count and its log.
-    expect(await scripts.readAcquire(keys, 'long', 5_000, 'c', WaiterMode.Single, rid())).toBeNull();
+    expect(await scripts.readWrite.readAcquire(keys, 'long', 5_000, 'c', WaiterMode.Single, rid())).toBeNull();
     expect(await redis.zrange(keys.readers, 0, -1)).toEqual(['long']);
     expect(await redis.hkeys(keys.lock)).toEqual(['r:long', 'log:r:long']);
-    expect(await scripts.readRelease(keys, 'short', 0, 'x', 'publish', 10_000)).toBe(-1);
+    expect(await scripts.readWrite.readRelease(keys, 'short', 0, 'x', 'publish', 10_000)).toBe(-1);
   });
 
   it('a writer waits for readers; a reader-only owner is refused (-3); the writer may read', async () => {
     const { scripts, keys } = setup();
-    await scripts.readAcquire(keys, 'reader', 10_000, 'c', WaiterMode.Single, rid());
-    const wait = await scripts.writeAcquire(keys, 'writer', 10_000, 'c', WaiterMode.Single, rid());
+    await scripts.readWrite.readAcquire(keys, 'reader', 10_000, 'c', WaiterMode.Single, rid());
+    const wait = await scripts.readWrite.writeAcquire(keys, 'writer', 10_000, 'c', WaiterMode.Single, rid());
     expect(wait).toBeGreaterThan(9_000);
-    expect(await scripts.writeAcquire(keys, 'reader', 10_000, 'c', WaiterMode.Single, rid())).toBe(-3);
-    expect(await scripts.readRelease(keys, 'reader', 0, 'r1', 'publish', 10_000)).toBe(0);
+    expect(await scripts.readWrite.writeAcquire(keys, 'reader', 10_000, 'c', WaiterMode.Single, rid())).toBe(-3);
+    expect(await scripts.readWrite.readRelease(keys, 'reader', 0, 'r1', 'publish', 10_000)).toBe(0);
     expect(await fx.keys()).toEqual([]);
 
-    expect(await scripts.writeAcquire(keys, 'writer', 10_000, 'c', WaiterMode.Single, rid())).toBeNull();
-    expect(await scripts.readAcquire(keys, 'writer', 10_000, 'c', WaiterMode.Single, rid())).toBeNull();
-    const blocked = await scripts.readAcquire(keys, 'other', 10_000, 'c', WaiterMode.Single, rid());
+    expect(await scripts.readWrite.writeAcquire(keys, 'writer', 10_000, 'c', WaiterMode.Single, rid())).toBeNull();
+    expect(await scripts.readWrite.readAcquire(keys, 'writer', 10_000, 'c', WaiterMode.Single, rid())).toBeNull();
+    const blocked = await scripts.readWrite.readAcquire(keys, 'other', 10_000, 'c', WaiterMode.Single, rid());
     expect(blocked).toBeGreaterThan(9_000);
-    expect(await scripts.readWriteState(keys, 'writer')).toMatchObject({ ownWrites: 1, ownReads: 1, readers: 1 });
-    expect(await scripts.writeRelease(keys, 'writer', 0, 'w1', 'publish', 10_000)).toBe(0);
-    expect(await scripts.readAcquire(keys, 'other', 10_000, 'c', WaiterMode.Single, rid())).toBeNull();
-    expect(await scripts.readWriteState(keys, 'other')).toMatchObject({ writeLeftMs: -2, ownReads: 1, readers: 2 });
+    expect(await scripts.readWrite.state(keys, 'writer')).toMatchObject({ ownWrites: 1, ownReads: 1, readers: 1 });
+    expect(await scripts.readWrite.writeRelease(keys, 'writer', 0, 'w1', 'publish', 10_000)).toBe(0);
+    expect(await scripts.readWrite.readAcquire(keys, 'other', 10_000, 'c', WaiterMode.Single, rid())).toBeNull();
+    expect(await scripts.readWrite.state(keys, 'other')).toMatchObject({ writeLeftMs: -2, ownReads: 1, readers: 2 });
   });
 
   it('releases are idempotent per request id, and the log goes with the last hold', async () => {
     const { redis, scripts, keys } = setup();
-    for (let i = 0; i < 3; i += 1) await scripts.readAcquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid());
-    expect(await scripts.readRelease(keys, 'o', 0, 'a', 'publish', 10_000)).toBe(2);
-    expect(await scripts.readRelease(keys, 'o', 0, 'a', 'publish', 10_000)).toBe(2);
-    expect(await scripts.readRelease(keys, 'o', 0, 'b', 'publish', 10_000)).toBe(1);
-    expect(await scripts.readRelease(keys, 'o', 0, 'c', 'publish', 10_000)).toBe(0);
-    for (let i = 0; i < 2; i += 1) await scripts.writeAcquire(keys, 'w', 10_000, 'c', WaiterMode.Single, rid());
-    expect(await scripts.writeRelease(keys, 'w', 0, 'd', 'publish', 10_000)).toBe(1);
-    expect(await scripts.writeRelease(keys, 'w', 0, 'd', 'publish', 10_000)).toBe(1);
+    for (let i = 0; i < 3; i += 1) await scripts.readWrite.readAcquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid());
+    expect(await scripts.readWrite.readRelease(keys, 'o', 0, 'a', 'publish', 10_000)).toBe(2);
+    expect(await scripts.readWrite.readRelease(keys, 'o', 0, 'a', 'publish', 10_000)).toBe(2);
+    expect(await scripts.readWrite.readRelease(keys, 'o', 0, 'b', 'publish', 10_000)).toBe(1);
+    expect(await scripts.readWrite.readRelease(keys, 'o', 0, 'c', 'publish', 10_000)).toBe(0);
+    for (let i = 0; i < 2; i += 1) await scripts.readWrite.writeAcquire(keys, 'w', 10_000, 'c', WaiterMode.Single, rid());
+    expect(await scripts.readWrite.writeRelease(keys, 'w', 0, 'd', 'publish', 10_000)).toBe(1);
+    expect(await scripts.readWrite.writeRelease(keys, 'w', 0, 'd', 'publish', 10_000)).toBe(1);
     expect((await redis.hkeys(keys.lock)).sort()).toEqual(['log:w:w', 'writer', 'writes', 'wuntil']);
-    expect(await scripts.writeRelease(keys, 'w', 0, 'e', 'publish', 10_000)).toBe(0);
+    expect(await scripts.readWrite.writeRelease(keys, 'w', 0, 'e', 'publish', 10_000)).toBe(0);
     expect(await fx.keys()).toEqual([]);
   });
 
   it('renewal extends only the holds it names, and never revives an ended one', async () => {
     const { redis, scripts, keys } = setup();
-    await scripts.readAcquire(keys, 'mine', 1_000, 'c', WaiterMode.Single, rid());
-    await scripts.readAcquire(keys, 'theirs', 1_000, 'c', WaiterMode.Single, rid());
-    await scripts.readAcquire(keys, 'ended', 100, 'c', WaiterMode.Single, rid());
+    await scripts.readWrite.readAcquire(keys, 'mine', 1_000, 'c', WaiterMode.Single, rid());
+    await scripts.readWrite.readAcquire(keys, 'theirs', 1_000, 'c', WaiterMode.Single, rid());
+    await scripts.readWrite.readAcquire(keys, 'ended', 100, 'c', WaiterMode.Single, rid());
     await sleep(150);
     const pair = [keys.lock, keys.readers];
-    expect(await scripts.renewMany('readWrite', [...pair, ...pair, ...pair], ['r:mine', 'r:ended', 'w:mine'], 20_000)).toEqual({ results: [1, 2, 2], acks: undefined });
+    expect(await scripts.renewal.renewMany('readWrite', [...pair, ...pair, ...pair], ['r:mine', 'r:ended', 'w:mine'], 20_000)).toEqual({ results: [1, 2, 2], acks: undefined });
     expect(Number(await redis.zscore(keys.readers, 'theirs'))).toBeLessThan(Number(await redis.zscore(keys.readers, 'mine')) - 15_000);
     expect(await redis.pttl(keys.lock)).toBeGreaterThan(19_000);
     await redis.del(keys.lock, keys.readers);
-    expect(await scripts.renewMany('readWrite', pair, ['r:mine'], 20_000)).toEqual({ results: [0], acks: undefined });
+    expect(await scripts.renewal.renewMany('readWrite', pair, ['r:mine'], 20_000)).toEqual({ results: [0], acks: undefined });
   });
 
   it('a write release wakes every waiting reader client, or one writer when no reader waits', async () => {
@@ -81,18 +81,18 @@ describe('read-write and fenced lock scripts', () => {
     const woken: string[] = [];
     sub.on('message', (channel: string) => woken.push(channel.slice(`{${fx.prefix}:rw}:`.length)));
     await sub.subscribe(...['r1', 'r2'].map((id) => keys.read.wakePrefix + id), ...['w1', 'w2'].map((id) => keys.write.wakePrefix + id));
-    await scripts.writeAcquire(keys, 'w', 10_000, 'c', WaiterMode.Single, rid());
-    for (const id of ['r1', 'r2']) await scripts.readAcquire(keys, `${id}:1`, 10_000, id, WaiterMode.Alone, rid());
-    for (const id of ['w1', 'w2']) await scripts.writeAcquire(keys, `${id}:1`, 10_000, id, WaiterMode.Alone, rid());
-    expect(await scripts.writeRelease(keys, 'w', 0, 'x', 'publish', 10_000)).toBe(0);
+    await scripts.readWrite.writeAcquire(keys, 'w', 10_000, 'c', WaiterMode.Single, rid());
+    for (const id of ['r1', 'r2']) await scripts.readWrite.readAcquire(keys, `${id}:1`, 10_000, id, WaiterMode.Alone, rid());
+    for (const id of ['w1', 'w2']) await scripts.readWrite.writeAcquire(keys, `${id}:1`, 10_000, id, WaiterMode.Alone, rid());
+    expect(await scripts.readWrite.writeRelease(keys, 'w', 0, 'x', 'publish', 10_000)).toBe(0);
     await sleep(50);
     expect(woken.sort()).toEqual(['read-wake:r1', 'read-wake:r2']);
     expect(await redis.exists(keys.read.waiters)).toBe(0);
 
     woken.length = 0;
-    await scripts.writeAcquire(keys, 'w', 10_000, 'c', WaiterMode.Single, rid());
-    expect(await scripts.readWriteForceUnlock(keys, 'read', 'publish', rid())).toBe(false);
-    expect(await scripts.readWriteForceUnlock(keys, 'write', 'publish', rid())).toBe(true);
+    await scripts.readWrite.writeAcquire(keys, 'w', 10_000, 'c', WaiterMode.Single, rid());
+    expect(await scripts.readWrite.forceUnlock(keys, 'read', 'publish', rid())).toBe(false);
+    expect(await scripts.readWrite.forceUnlock(keys, 'write', 'publish', rid())).toBe(true);
     await sleep(50);
     expect(woken).toEqual(['wake:w1']);
     expect(await redis.zrange(keys.write.waiters, 0, -1)).toEqual(['w2']);
@@ -102,12 +102,12 @@ describe('read-write and fenced lock scripts', () => {
     const redis = fx.redis();
     const scripts = new LockScripts(redis, '');
     const keys = fencedLockKeys(fx.prefix, 'f');
-    expect(await scripts.fencedAcquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid())).toEqual({ token: 1 });
-    expect(await scripts.fencedAcquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid())).toEqual({ token: 1 });
-    const busy = await scripts.fencedAcquire(keys, 'p', 10_000, 'c', WaiterMode.Single, rid());
+    expect(await scripts.lock.fencedAcquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid())).toEqual({ token: 1 });
+    expect(await scripts.lock.fencedAcquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid())).toEqual({ token: 1 });
+    const busy = await scripts.lock.fencedAcquire(keys, 'p', 10_000, 'c', WaiterMode.Single, rid());
     expect('ttlMs' in busy && busy.ttlMs > 9_000).toBe(true);
     await redis.del(keys.lock);
-    expect(await scripts.fencedAcquire(keys, 'p', 10_000, 'c', WaiterMode.Single, rid())).toEqual({ token: 2 });
+    expect(await scripts.lock.fencedAcquire(keys, 'p', 10_000, 'c', WaiterMode.Single, rid())).toEqual({ token: 2 });
     expect(await redis.get(keys.token)).toBe('2');
     expect(await redis.pttl(keys.token)).toBe(-1);
   });

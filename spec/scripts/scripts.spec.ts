@@ -15,10 +15,10 @@ describe('Lua scripts', () => {
 
   it('acquire: nil when acquired or re-entered, the holder PTTL otherwise', async () => {
     const { redis, scripts, keys } = setup();
-    expect(await scripts.acquire(keys, 'c1:1', 10_000, 'c1', WaiterMode.Single, rid())).toBeNull();
-    expect(await scripts.acquire(keys, 'c1:1', 10_000, 'c1', WaiterMode.Single, rid())).toBeNull();
+    expect(await scripts.lock.acquire(keys, 'c1:1', 10_000, 'c1', WaiterMode.Single, rid())).toBeNull();
+    expect(await scripts.lock.acquire(keys, 'c1:1', 10_000, 'c1', WaiterMode.Single, rid())).toBeNull();
     expect(await redis.hget(keys.lock, 'c1:1')).toBe('2');
-    const ttl = await scripts.acquire(keys, 'c2:1', 10_000, 'c2', WaiterMode.Single, rid());
+    const ttl = await scripts.lock.acquire(keys, 'c2:1', 10_000, 'c2', WaiterMode.Single, rid());
     expect(ttl).toBeGreaterThan(9_000);
     expect(ttl).toBeLessThanOrEqual(10_000);
     // A single attempt leaves no waiter registration.
@@ -27,10 +27,10 @@ describe('Lua scripts', () => {
 
   it('acquire: a waiting attempt registers its client once, in arrival order, with a TTL', async () => {
     const { redis, scripts, keys } = setup();
-    await scripts.acquire(keys, 'h:1', 10_000, 'h', WaiterMode.Single, rid());
-    await scripts.acquire(keys, 'c1:1', 10_000, 'c1', WaiterMode.Alone, rid());
-    await scripts.acquire(keys, 'c2:1', 10_000, 'c2', WaiterMode.Alone, rid());
-    await scripts.acquire(keys, 'c1:2', 10_000, 'c1', WaiterMode.Shared, rid());
+    await scripts.lock.acquire(keys, 'h:1', 10_000, 'h', WaiterMode.Single, rid());
+    await scripts.lock.acquire(keys, 'c1:1', 10_000, 'c1', WaiterMode.Alone, rid());
+    await scripts.lock.acquire(keys, 'c2:1', 10_000, 'c2', WaiterMode.Alone, rid());
+    await scripts.lock.acquire(keys, 'c1:2', 10_000, 'c1', WaiterMode.Shared, rid());
     expect(await redis.zrange(keys.waiters, 0, -1)).toEqual(['c1', 'c2']);
     const ttl = await redis.pttl(keys.waiters);
     expect(ttl).toBeGreaterThan(10_000);
@@ -40,49 +40,49 @@ describe('Lua scripts', () => {
   it('acquire: success in Alone mode leaves the waiter set, in Shared mode stays', async () => {
     const { redis, scripts, keys } = setup();
     await redis.zadd(keys.waiters, 1, 'c1', 2, 'c2');
-    expect(await scripts.acquire(keys, 'c1:1', 1_000, 'c1', WaiterMode.Alone, rid())).toBeNull();
+    expect(await scripts.lock.acquire(keys, 'c1:1', 1_000, 'c1', WaiterMode.Alone, rid())).toBeNull();
     expect(await redis.zrange(keys.waiters, 0, -1)).toEqual(['c2']);
-    expect(await scripts.acquire(keys, 'c2:1', 1_000, 'c2', WaiterMode.Shared, rid())).not.toBeNull();
+    expect(await scripts.lock.acquire(keys, 'c2:1', 1_000, 'c2', WaiterMode.Shared, rid())).not.toBeNull();
     await redis.del(keys.lock);
-    expect(await scripts.acquire(keys, 'c2:1', 1_000, 'c2', WaiterMode.Shared, rid())).toBeNull();
+    expect(await scripts.lock.acquire(keys, 'c2:1', 1_000, 'c2', WaiterMode.Shared, rid())).toBeNull();
     expect(await redis.zrange(keys.waiters, 0, -1)).toEqual(['c2']);
   });
 
   it('release: decrements once per request id, however often the call is resent', async () => {
     const { redis, scripts, keys } = setup();
-    for (let i = 0; i < 3; i += 1) await scripts.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid());
-    expect(await scripts.release(keys, 'o', 0, 'req-1', 'publish', 10_000)).toBe(2);
-    expect(await scripts.release(keys, 'o', 0, 'req-1', 'publish', 10_000)).toBe(2);
-    expect(await scripts.release(keys, 'o', 0, 'req-2', 'publish', 10_000)).toBe(1);
-    expect(await scripts.release(keys, 'o', 0, 'req-1', 'publish', 10_000)).toBe(2);
-    expect(await scripts.release(keys, 'o', 0, 'req-2', 'publish', 10_000)).toBe(1);
+    for (let i = 0; i < 3; i += 1) await scripts.lock.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid());
+    expect(await scripts.lock.release(keys, 'o', 0, 'req-1', 'publish', 10_000)).toBe(2);
+    expect(await scripts.lock.release(keys, 'o', 0, 'req-1', 'publish', 10_000)).toBe(2);
+    expect(await scripts.lock.release(keys, 'o', 0, 'req-2', 'publish', 10_000)).toBe(1);
+    expect(await scripts.lock.release(keys, 'o', 0, 'req-1', 'publish', 10_000)).toBe(2);
+    expect(await scripts.lock.release(keys, 'o', 0, 'req-2', 'publish', 10_000)).toBe(1);
     expect(await redis.hget(keys.lock, 'o')).toBe('1');
-    expect(await scripts.release(keys, 'o', 0, 'req-3', 'publish', 10_000)).toBe(0);
+    expect(await scripts.lock.release(keys, 'o', 0, 'req-3', 'publish', 10_000)).toBe(0);
     // The log lived in the hash: nothing is left once the lock is free.
     expect(await fx.keys(redis)).toEqual([]);
-    expect(await scripts.release(keys, 'o', 0, 'req-4', 'publish', 10_000)).toBe(-1);
+    expect(await scripts.lock.release(keys, 'o', 0, 'req-4', 'publish', 10_000)).toBe(-1);
   });
 
   it('release: the release log stays short under endless nested lock/unlock', async () => {
     const { redis, scripts, keys } = setup();
-    await scripts.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid());
+    await scripts.lock.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid());
     for (let i = 0; i < 200; i += 1) {
-      await scripts.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid());
-      expect(await scripts.release(keys, 'o', 0, `request-${i}`, 'publish', 10_000)).toBe(1);
+      await scripts.lock.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid());
+      expect(await scripts.lock.release(keys, 'o', 0, `request-${i}`, 'publish', 10_000)).toBe(1);
     }
     expect((await redis.hget(keys.lock, 'log:o'))!.length).toBeLessThanOrEqual(600);
     // The latest calls are still answered from the log.
-    expect(await scripts.release(keys, 'o', 0, 'request-199', 'publish', 10_000)).toBe(1);
+    expect(await scripts.lock.release(keys, 'o', 0, 'request-199', 'publish', 10_000)).toBe(1);
   });
 
   it('release: re-expires remaining holds only when asked to', async () => {
     const { redis, scripts, keys } = setup();
-    await scripts.acquire(keys, 'o', 5_000, 'c', WaiterMode.Single, rid());
-    await scripts.acquire(keys, 'o', 5_000, 'c', WaiterMode.Single, rid());
-    await scripts.release(keys, 'o', 0, 'a', 'publish', 10_000);
+    await scripts.lock.acquire(keys, 'o', 5_000, 'c', WaiterMode.Single, rid());
+    await scripts.lock.acquire(keys, 'o', 5_000, 'c', WaiterMode.Single, rid());
+    await scripts.lock.release(keys, 'o', 0, 'a', 'publish', 10_000);
     expect(await redis.pttl(keys.lock)).toBeLessThanOrEqual(5_000);
-    await scripts.acquire(keys, 'o', 5_000, 'c', WaiterMode.Single, rid());
-    await scripts.release(keys, 'o', 30_000, 'b', 'publish', 10_000);
+    await scripts.lock.acquire(keys, 'o', 5_000, 'c', WaiterMode.Single, rid());
+    await scripts.lock.release(keys, 'o', 30_000, 'b', 'publish', 10_000);
     expect(await redis.pttl(keys.lock)).toBeGreaterThan(29_000);
   });
 
@@ -94,18 +94,18 @@ describe('Lua scripts', () => {
     await sub.subscribe(`${keys.wakePrefix}c1`, `${keys.wakePrefix}c2`);
     await redis.zadd(keys.waiters, 1, 'c1', 2, 'gone', 3, 'c2');
 
-    await scripts.acquire(keys, 'h', 10_000, 'h', WaiterMode.Single, rid());
-    expect(await scripts.release(keys, 'h', 0, 'r1', 'publish', 10_000)).toBe(0);
-    await scripts.acquire(keys, 'h', 10_000, 'h', WaiterMode.Single, rid());
-    expect(await scripts.forceUnlock(keys, 'publish', rid())).toBe(true);
-    expect(await scripts.forceUnlock(keys, 'publish', rid())).toBe(false);
+    await scripts.lock.acquire(keys, 'h', 10_000, 'h', WaiterMode.Single, rid());
+    expect(await scripts.lock.release(keys, 'h', 0, 'r1', 'publish', 10_000)).toBe(0);
+    await scripts.lock.acquire(keys, 'h', 10_000, 'h', WaiterMode.Single, rid());
+    expect(await scripts.lock.forceUnlock(keys, 'publish', rid())).toBe(true);
+    expect(await scripts.lock.forceUnlock(keys, 'publish', rid())).toBe(false);
     await new Promise((resolve) => setTimeout(resolve, 50));
     // c1 first; then 'gone' (no subscriber) is skipped and dropped, and c2 is woken.
     expect(woken).toEqual(['c1', 'c2']);
     expect(await redis.exists(keys.waiters)).toBe(0);
 
     await redis.zadd(keys.waiters, 1, 'c1', 2, 'c2');
-    expect(await scripts.passWake(exclusiveWait(keys), 'c1', 'publish')).toBe(true);
+    expect(await scripts.lock.passWake(exclusiveWait(keys), 'c1', 'publish')).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(woken).toEqual(['c1', 'c2', 'c2']);
     expect(await redis.exists(keys.waiters)).toBe(0);
@@ -116,9 +116,9 @@ describe('Lua scripts', () => {
     const a = lockKeys(fx.prefix, 'a');
     const b = lockKeys(fx.prefix, 'b');
     const c = lockKeys(fx.prefix, 'c');
-    await scripts.acquire(a, 'o', 1_000, 'c', WaiterMode.Single, rid());
-    await scripts.acquire(b, 'other', 1_000, 'c', WaiterMode.Single, rid());
-    expect(await scripts.renewMany('lock', [a.lock, b.lock, c.lock], ['o', 'o', 'o'], 20_000)).toEqual({ results: [1, 2, 0], acks: undefined });
+    await scripts.lock.acquire(a, 'o', 1_000, 'c', WaiterMode.Single, rid());
+    await scripts.lock.acquire(b, 'other', 1_000, 'c', WaiterMode.Single, rid());
+    expect(await scripts.renewal.renewMany('lock', [a.lock, b.lock, c.lock], ['o', 'o', 'o'], 20_000)).toEqual({ results: [1, 2, 0], acks: undefined });
     expect(await redis.pttl(a.lock)).toBeGreaterThan(19_000);
     expect(await redis.pttl(b.lock)).toBeLessThanOrEqual(1_000);
     expect(await redis.exists(c.lock)).toBe(0);

@@ -13,21 +13,21 @@ describe('waiter set', () => {
     const redis = fx.redis();
     const scripts = new LockScripts(redis, '');
     const keys = lockKeys(fx.prefix, 'k');
-    await scripts.acquire(keys, 'holder', 10_000, 'h', WaiterMode.Single, rid());
-    await scripts.acquire(keys, 'a:1', 10_000, 'a', WaiterMode.Alone, rid());
-    await scripts.acquire(keys, 'b:1', 10_000, 'b', WaiterMode.Alone, rid());
-    await scripts.acquire(keys, 'c:1', 10_000, 'c', WaiterMode.Alone, rid());
+    await scripts.lock.acquire(keys, 'holder', 10_000, 'h', WaiterMode.Single, rid());
+    await scripts.lock.acquire(keys, 'a:1', 10_000, 'a', WaiterMode.Alone, rid());
+    await scripts.lock.acquire(keys, 'b:1', 10_000, 'b', WaiterMode.Alone, rid());
+    await scripts.lock.acquire(keys, 'c:1', 10_000, 'c', WaiterMode.Alone, rid());
     expect(await redis.zrange(keys.waiters, 0, -1)).toEqual(['a', 'b', 'c']);
     // A release woke 'a' (taken off the set) and 'b' (also woken, say by a reconnect) ...
     await redis.zrem(keys.waiters, 'a', 'b');
     // ... but a newcomer barged in: 'a' asks again after its wake-up, 'b' after a plain timeout.
-    await scripts.acquire(keys, 'b:1', 10_000, 'b', WaiterMode.Alone, rid());
-    await scripts.acquire(keys, 'a:1', 10_000, 'a', WaiterMode.AloneWoken, rid());
-    await scripts.acquire(keys, 'd:1', 10_000, 'd', WaiterMode.SharedWoken, rid());
+    await scripts.lock.acquire(keys, 'b:1', 10_000, 'b', WaiterMode.Alone, rid());
+    await scripts.lock.acquire(keys, 'a:1', 10_000, 'a', WaiterMode.AloneWoken, rid());
+    await scripts.lock.acquire(keys, 'd:1', 10_000, 'd', WaiterMode.SharedWoken, rid());
     expect(await redis.zrange(keys.waiters, 0, -1)).toEqual(['d', 'a', 'c', 'b']);
     // A woken success leaves the set (Alone) or stays (Shared), like the plain modes.
     await redis.del(keys.lock);
-    expect(await scripts.acquire(keys, 'a:1', 10_000, 'a', WaiterMode.AloneWoken, rid())).toBeNull();
+    expect(await scripts.lock.acquire(keys, 'a:1', 10_000, 'a', WaiterMode.AloneWoken, rid())).toBeNull();
     expect(await redis.zrange(keys.waiters, 0, -1)).toEqual(['d', 'c', 'b']);
   });
 });

@@ -1,0 +1,66 @@
+import type { LockKeys } from '../keys.js';
+import type { PublishCommand } from './registry.js';
+import type { ScriptRunner } from './script-runner.js';
+import callLogLua from './call-log.lua';
+import enterHoldLua from './enter-hold.lua';
+import fairAcquireLua from './fair-acquire-3.lua';
+import fairForceUnlockLua from './fair-force-unlock-5.lua';
+import fairLeaveLua from './fair-leave-4.lua';
+import fairQueueLua from './fair-queue.lua';
+import fairReleaseLua from './fair-release-5.lua';
+import forcedOnceLua from './forced-once.lua';
+import releaseHoldLua from './release-hold.lua';
+import serverTimeLua from './server-time.lua';
+
+// Versioned command names (see lock-scripts.ts).
+
+const COMMANDS = {
+  fairAcquire: { name: 'rlockFairAcquireV2', numberOfKeys: 3, lua: serverTimeLua + fairQueueLua + callLogLua + enterHoldLua + fairAcquireLua },
+  fairRelease: {
+    name: 'rlockFairReleaseV2',
+    numberOfKeys: 5,
+    lua: serverTimeLua + fairQueueLua + callLogLua + releaseHoldLua + fairReleaseLua,
+  },
+  fairLeave: { name: 'rlockFairLeaveV1', numberOfKeys: 4, lua: serverTimeLua + fairQueueLua + fairLeaveLua },
+  fairForceUnlock: {
+    name: 'rlockFairForceUnlockV2',
+    numberOfKeys: 5,
+    lua: serverTimeLua + fairQueueLua + forcedOnceLua + fairForceUnlockLua,
+  },
+} as const;
+
+/** The fair lock's scripts: acquire in queue order, release to the head, leave the queue, force-unlock. */
+export class FairLockScripts {
+  readonly #runner: ScriptRunner;
+
+  constructor(runner: ScriptRunner) {
+    this.#runner = runner;
+    runner.define(COMMANDS);
+  }
+
+  async acquire(keys: LockKeys, owner: string, leaseMs: number, waiterId: string, waitTimeoutMs: number, requestId: string): Promise<number | null> {
+    const args = [keys.lock, keys.queue, keys.queueTimeouts, owner, leaseMs, waiterId, waitTimeoutMs, requestId];
+    const reply = await this.#runner.run(COMMANDS.fairAcquire, 'acquire', keys.name, args);
+    return reply === null ? null : Number(reply);
+  }
+  /** Fair lock: like {@link release}; when the lock is freed, the head of the queue is told it is its turn. */
+  async release(keys: LockKeys, owner: string, reExpireMs: number, requestId: string, publish: PublishCommand, recordMs: number): Promise<number> {
+    const args = [...fairKeys(keys), keys.records, owner, reExpireMs, requestId, publish, recordMs];
+    return Number(await this.#runner.run(COMMANDS.fairRelease, 'release', keys.name, args));
+  }
+  /** Fair lock: a waiting call gave up; true if it was still queued. */
+  async leave(keys: LockKeys, waiterId: string, publish: PublishCommand): Promise<boolean> {
+    return Number(await this.#runner.run(COMMANDS.fairLeave, 'acquire', keys.name, [...fairKeys(keys), waiterId, publish])) === 1;
+  }
+  /** Fair lock: deletes the lock whoever holds it, then tells the head; true if there was a lock. */
+  async forceUnlock(keys: LockKeys, publish: PublishCommand, requestId: string): Promise<boolean> {
+    const args = [...fairKeys(keys), keys.records, publish, requestId];
+    return Number(await this.#runner.run(COMMANDS.fairForceUnlock, 'forceUnlock', keys.name, args)) === 1;
+  }
+}
+
+/** The four keys of the fair scripts that may hand the lock on. */
+function fairKeys(keys: LockKeys): string[] {
+  return [keys.lock, keys.queue, keys.queueTimeouts, keys.turnPrefix];
+}
+

@@ -1,0 +1,90 @@
+import type { FencedLockKeys, LockKeys, WaitTarget } from '../keys.js';
+import type { PublishCommand, ReplicaAck, WaiterMode } from './registry.js';
+import { replyOf, type ScriptRunner } from './script-runner.js';
+import { toLockError } from '../errors.js';
+import acquireLua from './acquire-2.lua';
+import callLogLua from './call-log.lua';
+import enterHoldLua from './enter-hold.lua';
+import fencedAcquireLua from './fenced-acquire-3.lua';
+import forceUnlockLua from './force-unlock-4.lua';
+import forcedOnceLua from './forced-once.lua';
+import passWakeLua from './pass-wake-4.lua';
+import releaseHoldLua from './release-hold.lua';
+import releaseLua from './release-4.lua';
+import serverTimeLua from './server-time.lua';
+import waiterSetLua from './waiter-set.lua';
+import wakeOneLua from './wake-one.lua';
+
+// Command names are versioned: two rlock versions sharing a connection must not swap scripts.
+// Shared Lua functions are prepended to the scripts that call them.
+const enter = serverTimeLua + waiterSetLua + callLogLua + enterHoldLua;
+
+const COMMANDS = {
+  acquire: { name: 'rlockAcquireV2', numberOfKeys: 2, lua: enter + acquireLua },
+  release: { name: 'rlockReleaseV2', numberOfKeys: 4, lua: callLogLua + releaseHoldLua + wakeOneLua + releaseLua },
+  forceUnlock: { name: 'rlockForceUnlockV2', numberOfKeys: 4, lua: wakeOneLua + forcedOnceLua + forceUnlockLua },
+  passWake: { name: 'rlockPassWakeV1', numberOfKeys: 4, lua: wakeOneLua + passWakeLua },
+  fencedAcquire: { name: 'rlockFencedAcquireV2', numberOfKeys: 3, lua: enter + fencedAcquireLua },
+} as const;
+
+/** The scripts of the exclusive locks (plain and fenced): acquire, release, force-unlock, wake-up hand-on. */
+export class ExclusiveLockScripts {
+  readonly #runner: ScriptRunner;
+
+  constructor(runner: ScriptRunner) {
+    this.#runner = runner;
+    runner.define(COMMANDS);
+  }
+
+  /** nil (null) when acquired or re-entered, else the holder's PTTL (ms, -1 = no TTL). */
+  async acquire(keys: LockKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode, requestId: string): Promise<number | null> {
+    const reply = await this.#runner.run(COMMANDS.acquire, 'acquire', keys.name, [keys.lock, keys.waiters, owner, leaseMs, clientId, mode, requestId]);
+    return reply === null ? null : Number(reply);
+  }
+  /** The fencing token when acquired or re-entered, else the holder's PTTL (ms, -1 = no TTL). */
+  async fencedAcquire(
+    keys: FencedLockKeys,
+    owner: string,
+    leaseMs: number,
+    clientId: string,
+    mode: WaiterMode,
+    requestId: string,
+  ): Promise<{ token: number } | { ttlMs: number }> {
+    const args = [keys.lock, keys.waiters, keys.token, owner, leaseMs, clientId, mode, requestId];
+    const reply = await this.#runner.run(COMMANDS.fencedAcquire, 'acquire', keys.name, args);
+    return Array.isArray(reply) ? { token: Number(reply[0]) } : { ttlMs: Number(reply) };
+  }
+  async release(keys: LockKeys, owner: string, reExpireMs: number, requestId: string, publish: PublishCommand, recordMs: number): Promise<number> {
+    const args = [keys.lock, keys.waiters, keys.wakePrefix, keys.records, owner, reExpireMs, requestId, publish, recordMs];
+    return Number(await this.#runner.run(COMMANDS.release, 'release', keys.name, args));
+  }
+  /** Deletes the lock whoever holds it; true if there was one. Once per `requestId`. */
+  async forceUnlock(keys: LockKeys, publish: PublishCommand, requestId: string): Promise<boolean> {
+    const args = [keys.lock, keys.waiters, keys.wakePrefix, keys.records, publish, requestId];
+    return Number(await this.#runner.run(COMMANDS.forceUnlock, 'forceUnlock', keys.name, args)) === 1;
+  }
+  /** Leaves the waiter set and, if the lock is free, wakes the next client in line. */
+  async passWake(target: WaitTarget, clientId: string, publish: PublishCommand): Promise<boolean> {
+    const { lock, waiters, handOnWaiters, handOnWakePrefix } = target;
+    const args = [lock, waiters, handOnWaiters, handOnWakePrefix, clientId, publish];
+    return Number(await this.#runner.run(COMMANDS.passWake, 'acquire', target.name, args)) === 1;
+  }
+  /** The last local waiter gave up: this client no longer waits for the lock. */
+  async leaveWaiterSet(target: WaitTarget, clientId: string): Promise<void> {
+    try {
+      await this.#runner.redis.zrem(target.waiters, clientId);
+    } catch (error) {
+      throw toLockError(error, 'acquire', target.name);
+    }
+  }
+  /** How many replicas confirmed the writes made so far on the node holding `lockKey` (WAIT). */
+  async waitForReplicas(lockKey: string, lockName: string, ack: ReplicaAck): Promise<number> {
+    try {
+      // EXISTS pins the pipeline to the lock's node on a Cluster; WAIT itself has no key.
+      const replies = await this.#runner.redis.pipeline().exists(lockKey).wait(ack.replicas, ack.timeoutMs).exec();
+      return replyOf(replies, 1) as number;
+    } catch (error) {
+      throw toLockError(error, 'acquire', lockName);
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import type { ReadWriteKeys } from '../keys.js';
+import type { PublishCommand, WaiterMode } from './registry.js';
+import type { ScriptRunner } from './script-runner.js';
+import callLogLua from './call-log.lua';
+import forcedOnceLua from './forced-once.lua';
+import readAcquireLua from './read-acquire-3.lua';
+import readReleaseLua from './read-release-5.lua';
+import readWriteForceUnlockLua from './read-write-force-unlock-7.lua';
+import readWriteHoldsLua from './read-write-holds.lua';
+import readWriteStateLua from './read-write-state-2.lua';
+import serverTimeLua from './server-time.lua';
+import waiterSetLua from './waiter-set.lua';
+import wakeAllLua from './wake-all.lua';
+import wakeOneLua from './wake-one.lua';
+import writeAcquireLua from './write-acquire-3.lua';
+import writeReleaseLua from './write-release-7.lua';
+
+// Versioned command names (see lock-scripts.ts).
+
+/** What a read-write lock looks like to one owner (lib/scripts/read-write-state-2.lua). */
+export interface ReadWriteState {
+  /** ms left of the write lease; -2 when no writer holds. */
+  readonly writeLeftMs: number;
+  readonly ownWrites: number;
+  /** How many owners hold read holds. */
+  readonly readers: number;
+  /** ms left of the longest read lease; -2 when no reader holds. */
+  readonly readLeftMs: number;
+  readonly ownReads: number;
+}
+
+const rwPrelude = serverTimeLua + readWriteHoldsLua;
+
+const COMMANDS = {
+  readAcquire: { name: 'rlockReadAcquireV2', numberOfKeys: 3, lua: rwPrelude + waiterSetLua + callLogLua + readAcquireLua },
+  writeAcquire: { name: 'rlockWriteAcquireV2', numberOfKeys: 3, lua: rwPrelude + waiterSetLua + callLogLua + writeAcquireLua },
+  readRelease: { name: 'rlockReadReleaseV2', numberOfKeys: 5, lua: rwPrelude + callLogLua + wakeOneLua + readReleaseLua },
+  writeRelease: {
+    name: 'rlockWriteReleaseV2',
+    numberOfKeys: 7,
+    lua: rwPrelude + callLogLua + wakeOneLua + wakeAllLua + writeReleaseLua,
+  },
+  readWriteForceUnlock: {
+    name: 'rlockReadWriteForceUnlockV2',
+    numberOfKeys: 7,
+    lua: rwPrelude + wakeOneLua + wakeAllLua + forcedOnceLua + readWriteForceUnlockLua,
+  },
+  readWriteState: { name: 'rlockReadWriteStateV1', numberOfKeys: 2, lua: serverTimeLua + readWriteStateLua },
+} as const;
+
+/** The read-write lock's scripts: each side's acquire and release, force-unlock, and the state the queries read. */
+export class ReadWriteLockScripts {
+  readonly #runner: ScriptRunner;
+
+  constructor(runner: ScriptRunner) {
+    this.#runner = runner;
+    runner.define(COMMANDS);
+  }
+
+  /** nil (null) when acquired or re-entered, else ms until the writer's lease ends. */
+  async readAcquire(keys: ReadWriteKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode, requestId: string): Promise<number | null> {
+    const args = [keys.lock, keys.readers, keys.read.waiters, owner, leaseMs, clientId, mode, requestId];
+    const reply = await this.#runner.run(COMMANDS.readAcquire, 'acquire', keys.name, args);
+    return reply === null ? null : Number(reply);
+  }
+  /** nil (null) when acquired or re-entered, ScriptStatus.UpgradeRefused, else the lock's PTTL (ms). */
+  async writeAcquire(keys: ReadWriteKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode, requestId: string): Promise<number | null> {
+    const args = [keys.lock, keys.readers, keys.write.waiters, owner, leaseMs, clientId, mode, requestId];
+    const reply = await this.#runner.run(COMMANDS.writeAcquire, 'acquire', keys.name, args);
+    return reply === null ? null : Number(reply);
+  }
+  /** The owner's remaining read hold count, or ScriptStatus.NotHeld (see {@link release}). */
+  async readRelease(keys: ReadWriteKeys, owner: string, reExpireMs: number, requestId: string, publish: PublishCommand, recordMs: number): Promise<number> {
+    const { lock, readers, write, records } = keys;
+    const args = [lock, readers, write.waiters, write.wakePrefix, records, owner, reExpireMs, requestId, publish, recordMs];
+    return Number(await this.#runner.run(COMMANDS.readRelease, 'release', keys.name, args));
+  }
+  /** The owner's remaining write hold count, or ScriptStatus.NotHeld (see {@link release}). */
+  async writeRelease(keys: ReadWriteKeys, owner: string, reExpireMs: number, requestId: string, publish: PublishCommand, recordMs: number): Promise<number> {
+    const args = [...readWriteKeyList(keys), owner, reExpireMs, requestId, publish, recordMs];
+    return Number(await this.#runner.run(COMMANDS.writeRelease, 'release', keys.name, args));
+  }
+  /** Deletes the lock if held in `mode`; true if it was. Once per `requestId`. */
+  async forceUnlock(keys: ReadWriteKeys, mode: 'read' | 'write', publish: PublishCommand, requestId: string): Promise<boolean> {
+    const args = [...readWriteKeyList(keys), mode, publish, requestId];
+    return Number(await this.#runner.run(COMMANDS.readWriteForceUnlock, 'forceUnlock', keys.name, args)) === 1;
+  }
+  async state(keys: ReadWriteKeys, owner: string): Promise<ReadWriteState> {
+    const reply = (await this.#runner.run(COMMANDS.readWriteState, 'query', keys.name, [keys.lock, keys.readers, owner])) as unknown[];
+    const [writeLeftMs, ownWrites, readers, readLeftMs, ownReads] = reply.map(Number) as [number, number, number, number, number];
+    return { writeLeftMs, ownWrites, readers, readLeftMs, ownReads };
+  }
+}
+
+/** KEYS of the read-write scripts that may wake both readers and writers, then the record prefix. */
+function readWriteKeyList(keys: ReadWriteKeys): string[] {
+  const { lock, readers, read, write, records } = keys;
+  return [lock, readers, read.waiters, read.wakePrefix, write.waiters, write.wakePrefix, records];
+}
