@@ -114,3 +114,6 @@ export const RELEASE_TIMEOUT_MS = 5_000;
 
 /** The longest a resent final release or forceUnlock is answered from its record, ms. */
 export const RECORD_MAX_MS = 60_000;
+
+/** How long a single attempt (`waitTime` 0) waits for Redis' answer before it counts as refused, ms. */
+export const SINGLE_ATTEMPT_MS = 1_000;

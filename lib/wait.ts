@@ -1,4 +1,5 @@
 import type { WaiterQueue } from './pubsub/waiter-queue.js';
+import { SINGLE_ATTEMPT_MS } from './options.js';
 import { WaiterMode } from './scripts/registry.js';
 
 /** What `raceDeadline` resolves with when the deadline came first. */
@@ -79,9 +80,13 @@ export interface AcquireLoop extends AttemptGuard {
   readonly noTtlSleepMs: number;
 }
 
-/** One attempt, no waiting; an attempt that succeeds after an abort is undone. */
+/**
+ * One attempt, no waiting (`waitTime` 0): false when the lock is busy, or when no answer came
+ * within SINGLE_ATTEMPT_MS (a silent connection); an attempt that succeeds after it was given up
+ * (the time limit, an abort) is undone.
+ */
 export async function acquireOnce(attempt: () => Promise<Attempt>, guard: AttemptGuard): Promise<Acquired | false> {
-  const result = await attemptWithin(attempt, guard, Infinity);
+  const result = await attemptWithin(attempt, guard, performance.now() + SINGLE_ATTEMPT_MS);
   return result !== TIMED_OUT && result.acquired ? result : false;
 }
 

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { currentContext, newContextId, ownerId } from '../context.js';
 import type { LockCore } from '../core.js';
 import { LockAcquireTimeoutError, LockNotHeldError, toLockError, type LockOperation } from '../errors.js';
-import type { Hold, RenewTarget } from '../holds.js';
+import { holdDrift, type Hold, type RenewTarget } from '../holds.js';
 import { lockKeys, type LockKeys } from '../keys.js';
 import { Lease } from '../lease.js';
 import type { RedisConnection } from '../scripts/registry.js';
@@ -202,6 +202,11 @@ export abstract class BaseLock implements RLock {
     return this.#release(owner);
   }
 
+  /** For MultiLock: whether this client still holds the lock for `owner` (its clock has not run out). */
+  isHeldBy(owner: string): boolean {
+    return this.holdOf(owner) !== undefined;
+  }
+
   /** For MultiLock: `owner`'s hold count of this lock, 0 if none. */
   async holdCountOf(owner: string): Promise<number> {
     await this.open();
@@ -256,8 +261,19 @@ export abstract class BaseLock implements RLock {
     listed = true,
   ): Promise<Acquired | false> {
     signal?.throwIfAborted();
-    const acquired = await this.acquireFor(owner, waitMs, leaseMs, signal);
-    if (acquired === false) return false;
+    const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
+    const ttlMs = this.ttlFor(leaseMs);
+    let acquired: Acquired | false;
+    for (;;) {
+      const left = waitMs === undefined ? undefined : Math.max(0, Math.ceil(deadline - performance.now()));
+      acquired = await this.acquireFor(owner, left, leaseMs, signal);
+      if (acquired === false) return false;
+      // An answer that came after the lease it granted ran out (by the holder's clock) is no
+      // acquisition: someone else may hold the lock already. Let go, and ask again in time.
+      if (performance.now() < acquired.sentAt + ttlMs - holdDrift(ttlMs)) break;
+      this.abandon(owner);
+      if (left === 0 || performance.now() >= deadline) return false;
+    }
     if (this.core.syncReplicas) {
       const rollBack = (): Promise<number> => this.releaseFor(owner, 0, newRequestId(), 1_000);
       await confirmReplicas(this.core, this.name, this.keys.lock, rollBack, () => this.abandon(owner));

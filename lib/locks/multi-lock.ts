@@ -6,7 +6,6 @@ import {
   checkLockArgs,
   checkTryLockArgs,
   checkWaitOptions,
-  WATCHDOG_LEASE,
   type ParsedWait,
 } from '../validate.js';
 import { BASE_LOCK, type BaseLock } from './base-lock.js';
@@ -166,7 +165,7 @@ export class MultiLock implements RLock {
       const owner = lock.newOwner();
       return (await lock.acquireAs(owner, waitMs, parsed.leaseMs, parsed.signal)) ? { lock, owner } : false;
     };
-    const set = await this.#takeAll(parsed, take, letGoOfMembers);
+    const set = await this.#takeAll(parsed, take, letGoOfMembers, ({ lock, owner }) => lock.isHeldBy(owner));
     if (set === false) return false;
     if (!currentContext()) {
       this.#rememberSet(set);
@@ -200,7 +199,7 @@ export class MultiLock implements RLock {
         throw error;
       }
     };
-    const leases = await this.#takeAll(parsed, take, letGoOfLeases);
+    const leases = await this.#takeAll(parsed, take, letGoOfLeases, (lease) => !lease.signal.aborted);
     if (leases === false) {
       throw new LockAcquireTimeoutError(`timed out after ${parsed.waitMs} ms waiting for ${this.name}`, parsed.waitMs ?? 0, {
         lockName: this.name,
@@ -215,14 +214,14 @@ export class MultiLock implements RLock {
    * an error, an abort) undoes the members taken so far before the call returns.
    */
   async #takeAll<H>(
-    { waitMs, leaseMs, signal }: ParsedWait,
+    { waitMs, signal }: ParsedWait,
     take: (lock: BaseLock, waitMs: number | undefined) => Promise<H | false>,
     undo: (held: H[]) => Promise<void>,
+    stillHeld: (held: H) => boolean,
   ): Promise<H[] | false> {
     signal?.throwIfAborted();
     const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
     for (;;) {
-      const startedAt = performance.now();
       const held: H[] = [];
       try {
         for (const lock of this.#locks) {
@@ -235,8 +234,9 @@ export class MultiLock implements RLock {
         throw error;
       }
       const complete = held.length === this.#locks.length;
-      // The first member's lease started first: if it already ran out, the set is not held.
-      if (complete && (leaseMs === WATCHDOG_LEASE || performance.now() - startedAt < leaseMs)) return held;
+      // A member lost (or whose lease ran out) while the others were waited for: the set is not
+      // held as a whole; let go and take it again within the budget.
+      if (complete && held.every(stillHeld)) return held;
       await undo(held);
       if (!complete || performance.now() >= deadline) return false;
     }

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { LockAcquireTimeoutError, MultiLock } from '../../lib/index.js';
+import { sleep } from '../helpers/fixtures.js';
+import { useFaultRig } from '../helpers/fault-rig.js';
+
+// Answers that come too late, or never: a single attempt has a time limit too; an acquisition
+// whose answer arrives after its own lease ran out is no acquisition; a MultiLock never resolves
+// with a member that was lost while it waited for the others. (Found by the torture run.)
+describe('late answers', () => {
+  const rig = useFaultRig();
+
+  it('tryLock(0) on a silent connection gives up within its attempt limit (1 s)', async () => {
+    const lock = rig.client(rig.connect('proxy')).getLock('silent');
+    rig.proxy.blackhole();
+    const started = performance.now();
+    const outcome = await lock.tryLock(0, 10_000).catch((error: unknown) => error);
+    const elapsed = performance.now() - started;
+    rig.proxy.heal();
+    expect(outcome).toBe(false);
+    expect(elapsed).toBeLessThan(1_000 + 300);
+    // The attempt that reached Redis after all was undone: the lock is free.
+    const rival = rig.client(rig.connect('direct')).getLock('silent');
+    expect(await rival.tryLock(2_000, 10_000)).toBe(true);
+  });
+
+  it('an acquisition answered after its own lease ran out does not count', async () => {
+    const lock = rig.client(rig.connect('proxy')).getLock('slow');
+    // Scripts loaded before the answers slow down.
+    expect(await lock.tryLock(0, 500)).toBe(true);
+    await lock.unlock();
+    // Every answer comes 700 ms late; a lease of 500 ms has run out by then.
+    rig.proxy.latency({ down: 700 });
+    const started = performance.now();
+    const outcome = await lock.acquire({ waitTime: 3_000, leaseTime: 500 }).catch((error: unknown) => error);
+    expect(outcome).toBeInstanceOf(LockAcquireTimeoutError);
+    expect(performance.now() - started).toBeLessThan(3_000 + 1_000);
+    rig.proxy.latency({});
+    // Nothing was left held: each late grant was released again.
+    const rival = rig.client(rig.connect('direct')).getLock('slow');
+    expect(await rival.tryLock(2_000, 10_000)).toBe(true);
+  });
+
+  it('a MultiLock never resolves with a member that was lost while it waited for another', async () => {
+    const locks = rig.client(rig.connect('direct'), { watchdogTimeout: 600 });
+    locks.on('lost', () => undefined);
+    const blocker = rig.client(rig.connect('direct')).getLock('m-b');
+    await blocker.lock(1_500);
+    const multi = new MultiLock(locks.getLock('m-a'), locks.getLock('m-b'));
+    const pending = multi.acquire({ waitTime: 10_000 });
+    await sleep(200);
+    // m-a (taken first) is deleted under the waiting MultiLock: its next renewal finds it gone.
+    expect(await rig.admin.del(rig.key('m-a'))).toBe(1);
+    const lease = await pending;
+    expect(lease.signal.aborted).toBe(false);
+    expect(await locks.getLock('m-a').isLocked()).toBe(true);
+    await lease.release();
+  });
+});
