@@ -44,7 +44,16 @@ export interface Hold {
   cutBy?: string;
 }
 
-export type ViolationKind = 'exclusion' | 'told-late' | 'wait-overrun' | 'stuck' | 'token-order' | 'token-reentry' | 'leftover-key' | 'worker';
+export type ViolationKind =
+  | 'exclusion'
+  | 'told-late'
+  | 'wait-overrun'
+  | 'stuck'
+  | 'token-order'
+  | 'token-reentry'
+  | 'fenced-off'
+  | 'leftover-key'
+  | 'worker';
 
 export interface Violation {
   readonly kind: ViolationKind;
@@ -72,6 +81,7 @@ export interface CheckStats {
   /** Smallest margin by which a `lost` came before another owner's acquisition, ms. */
   minLostLead: number;
   longestWaitOverBudget: number;
+  longestWait: string;
 }
 
 /** Asks a server whether `owner` still holds lock `name`; undefined when it could not be asked. */
@@ -102,10 +112,17 @@ export class Checker {
     cutByRestart: 0,
     minLostLead: Infinity,
     longestWaitOverBudget: -Infinity,
+    longestWait: 'none',
   };
-  /** The fenced resource: per lock, the highest token a write carried. */
+  /**
+   * The fenced resource: per lock and token epoch, the highest token a write carried. A restart
+   * without persistence loses the token counter: the holds acquired after it are a new epoch.
+   */
   readonly resource = new Map<string, number>();
+  /** Writes the resource refused (a token lower than one it had seen). */
+  readonly #refused: { hold: string; t: number; token: number; name: string }[] = [];
   readonly #probe: HeldProbe;
+  readonly #log: readonly FaultRecord[];
   /** Open holds per owner (re-entries share an owner); the lock is probed when the last one ends. */
   readonly #owners = new Map<string, { open: number; ttl: number; kind: Kind; names: Set<string> }>();
   readonly #probes = new Set<Promise<void>>();
@@ -113,8 +130,16 @@ export class Checker {
   readonly #waits: Extract<TaggedEvent['event'], { type: 'wait' }>[] = [];
   readonly #waitWorker = new Map<object, number>();
 
-  constructor(probe: HeldProbe) {
+  /** `log`: the fault log, read live (token epochs). */
+  constructor(probe: HeldProbe, log: readonly FaultRecord[]) {
     this.#probe = probe;
+    this.#log = log;
+  }
+
+  /** Restarts of the main server without persistence that had stopped it by `t`: the token counter's epoch. */
+  #epoch(t: number): number {
+    return this.#log.filter((r) => r.fault.type === 'redis-restart' && r.fault.server === 'main' && !r.error && r.end !== undefined && r.end <= t)
+      .length;
   }
 
   /** One worker event, as it arrives (the fenced resource and the stuck probes work live). */
@@ -172,9 +197,11 @@ export class Checker {
       }
       case 'write': {
         this.stats.writes += 1;
-        const highest = this.resource.get(event.name) ?? -Infinity;
-        if (event.token < highest) this.stats.fencedOff += 1;
-        else this.resource.set(event.name, event.token);
+        const hold = this.holds.get(event.hold);
+        const key = `${event.name}#${hold ? this.#epoch(hold.t0) : 0}`;
+        const highest = this.resource.get(key) ?? -Infinity;
+        if (event.token < highest) this.#refused.push(event);
+        else this.resource.set(key, event.token);
         return;
       }
       case 'wait':
@@ -255,6 +282,26 @@ export class Checker {
     this.#checkExclusion();
     this.#checkWaits(freezes);
     this.#checkTokens(restarts);
+    this.#checkRefusedWrites();
+  }
+
+  /**
+   * A write the resource refused is fencing at work when its holder no longer held the lock by
+   * the checks' account (a frozen worker writing as it wakes, before its clock tells it). One
+   * made inside its effective hold means another holder overlapped it: a violation.
+   */
+  #checkRefusedWrites(): void {
+    for (const write of this.#refused) {
+      this.stats.fencedOff += 1;
+      const hold = this.holds.get(write.hold);
+      if (hold && hold.effEnd !== undefined && write.t > hold.effEnd) continue;
+      this.violations.push({
+        kind: 'fenced-off',
+        name: write.name,
+        at: write.t,
+        message: `lock "${write.name}": the resource refused token ${write.token} of hold ${write.hold}, written while it held the lock`,
+      });
+    }
   }
 
   /**
@@ -350,7 +397,10 @@ export class Checker {
         if (overlap > 0) frozen += overlap + WAKE_MARGIN_MS;
       }
       const over = wait.t - wait.t0 - frozen - wait.budget;
-      this.stats.longestWaitOverBudget = Math.max(this.stats.longestWaitOverBudget, over);
+      if (over > this.stats.longestWaitOverBudget) {
+        this.stats.longestWaitOverBudget = over;
+        this.stats.longestWait = `${wait.kind} op ${wait.op} budget ${wait.budget} ms: ${wait.outcome}`;
+      }
       if (over > WAIT_MARGIN_MS) {
         this.violations.push({
           kind: 'wait-overrun',

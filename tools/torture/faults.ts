@@ -42,6 +42,8 @@ export interface RigOptions {
   readonly onEvent: (event: TaggedEvent) => void;
   /** A worker incarnation is gone: killed (at the moment the signal was sent) or exited. */
   readonly onExit: (worker: number, incarnation: number, t: number, killed: boolean) => void;
+  /** Where faults are logged as they happen (shared with the checker). */
+  readonly log: FaultRecord[];
 }
 
 interface WorkerSlot {
@@ -77,7 +79,7 @@ async function portClosed(port: number): Promise<boolean> {
 export class Rig {
   readonly servers = new Map<ServerId, SpawnedRedis>();
   readonly proxies = new Map<string, FaultProxy>();
-  readonly log: FaultRecord[] = [];
+  readonly log: FaultRecord[];
   /** Unexpected worker exits (a crash is a finding, not a fault). */
   readonly crashes: string[] = [];
   readonly #options: RigOptions;
@@ -87,6 +89,7 @@ export class Rig {
 
   constructor(options: RigOptions) {
     this.#options = options;
+    this.log = options.log;
   }
 
   get serverIds(): ServerId[] {

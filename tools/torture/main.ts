@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { parseArgs, type Kind } from './args.js';
 import { Checker, serversOf, type Violation } from './checker.js';
 import { now } from './events.js';
-import { Rig, serversFor } from './faults.js';
+import { Rig, serversFor, type FaultRecord } from './faults.js';
 import { report } from './report.js';
 import { makeSchedule, TIMING, type ServerId } from './schedule.js';
 
@@ -77,8 +77,10 @@ async function leftoverKeys(): Promise<string[]> {
   return left;
 }
 
-const checker = new Checker(stillHeld);
+const log: FaultRecord[] = [];
+const checker = new Checker(stillHeld, log);
 const rig = new Rig({
+  log,
   seed: args.seed,
   kinds: args.kinds,
   processes: args.processes,

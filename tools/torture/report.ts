@@ -99,7 +99,7 @@ export function report(
   const lead = s.minLostLead === Infinity ? 'n/a' : `${s.minLostLead.toFixed(1)}ms`;
   console.log(
     `checks: re-entries=${s.reentries} lost=${s.lost} waits=${s.waits} (timed out ${s.waitsTimedOut}, aborted ${s.waitsAborted}, ` +
-      `failed ${s.waitsFailed}; worst ${s.longestWaitOverBudget.toFixed(0)}ms over budget) releases-failed=${s.releasesFailed} ` +
+      `failed ${s.waitsFailed}; worst ${s.longestWaitOverBudget.toFixed(0)}ms over budget: ${s.longestWait}) releases-failed=${s.releasesFailed} ` +
       `fenced-writes=${s.writes} (fenced off ${s.fencedOff}) stuck-probes=${s.probes} cut-by-freeze=${s.cutByFreeze} ` +
       `cut-by-restart=${s.cutByRestart} min-lost-lead=${lead}`,
   );
