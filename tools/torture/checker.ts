@@ -15,8 +15,8 @@ export const WAKE_MARGIN_MS = 500;
 export const WAIT_MARGIN_MS = 250;
 /** A lock whose holder is gone must be free within its lease plus this, ms. */
 export const STUCK_MARGIN_MS = 1_000;
-/** The longest a reply can be held up in a proxy (latency faults), plus slack, ms. */
-export const LATE_REPLY_MS = 2_500;
+/** A hold told `lost` this soon after its acquisition resolved was lost before it began, ms. */
+export const LATE_GRANT_MS = 50;
 
 export interface Hold {
   readonly id: string;
@@ -226,7 +226,14 @@ export class Checker {
   }
 
   #ended(hold: Hold, t: number, how: Hold['endKind']): void {
-    if (hold.end !== undefined) return;
+    if (hold.end !== undefined) {
+      // A worker's last events may arrive after its exit was seen: the earlier end stands.
+      if ((hold.endKind === 'killed' || hold.endKind === 'exit') && t < hold.end) {
+        hold.end = t;
+        hold.endKind = how;
+      }
+      return;
+    }
     hold.end = t;
     hold.endKind = how;
     const owner = this.#owners.get(hold.owner);
@@ -369,16 +376,22 @@ export class Checker {
           if (earlier.mode === 'read' && hold.mode === 'read') continue;
           const overlap = Math.min(earlier.effEnd!, hold.effEnd!) - hold.start;
           const told = earlier.endKind === 'lost';
+          // An acquisition that resolved only to be lost at once: its answer came after its lease had run out.
+          const bornLost = hold.endKind === 'lost' && hold.effEnd! - hold.start < LATE_GRANT_MS;
           this.violations.push({
-            kind: told ? 'told-late' : 'exclusion',
+            kind: told || bornLost ? 'told-late' : 'exclusion',
             name,
             at: earlier.start,
             until: Math.max(hold.start, Math.min(hold.effEnd!, earlier.effEnd!)),
-            message: told
-              ? `lock "${name}": hold ${earlier.id} (${earlier.owner}) was told it lost the lock (${earlier.lostReason}) ` +
-                `${(earlier.effEnd! - hold.start).toFixed(1)} ms AFTER hold ${hold.id} (${hold.owner}) acquired it`
-              : `lock "${name}": holds ${earlier.id} (${earlier.owner}, ${earlier.mode}) and ${hold.id} (${hold.owner}, ${hold.mode}) ` +
-                `overlap by ${overlap.toFixed(1)} ms (the first ended by ${earlier.endKind ?? 'nothing'}${earlier.cutBy ? `, ${earlier.cutBy}` : ''})`,
+            message: bornLost
+              ? `lock "${name}": hold ${hold.id} (${hold.owner}, ${hold.kind}) was acquired (its acquisition resolved) while ` +
+                `hold ${earlier.id} (${earlier.owner}) held the lock, and told it lost the lock (${hold.lostReason}) only ` +
+                `${(hold.effEnd! - hold.start).toFixed(1)} ms later: the acquisition resolved after its own lease had run out`
+              : told
+                ? `lock "${name}": hold ${earlier.id} (${earlier.owner}) was told it lost the lock (${earlier.lostReason}) ` +
+                  `${(earlier.effEnd! - hold.start).toFixed(1)} ms AFTER hold ${hold.id} (${hold.owner}) acquired it`
+                : `lock "${name}": holds ${earlier.id} (${earlier.owner}, ${earlier.mode}) and ${hold.id} (${hold.owner}, ${hold.mode}) ` +
+                  `overlap by ${overlap.toFixed(1)} ms (the first ended by ${earlier.endKind ?? 'nothing'}${earlier.cutBy ? `, ${earlier.cutBy}` : ''})`,
           });
         }
         open.push(hold);
