@@ -42,6 +42,8 @@ export interface Hold {
   /** Where the checks end it (freezes and restarts without persistence end holds early; see effectiveEnd). */
   effEnd?: number;
   cutBy?: string;
+  /** Counted as let go of in Redis (the stuck probe's clock runs). */
+  probed?: boolean;
 }
 
 export type ViolationKind =
@@ -221,7 +223,7 @@ export class Checker {
   /** A worker incarnation is gone (killed, or exited at the end): its open holds end at `t`. */
   workerGone(worker: number, incarnation: number, t: number, how: 'killed' | 'exit'): void {
     for (const hold of this.holds.values()) {
-      if (hold.worker === worker && hold.incarnation === incarnation && hold.end === undefined) this.#ended(hold, t, how);
+      if (hold.worker === worker && hold.incarnation === incarnation && !hold.probed) this.#ended(hold, t, how);
     }
   }
 
@@ -232,10 +234,19 @@ export class Checker {
         hold.end = t;
         hold.endKind = how;
       }
+      // A MultiLock told `lost` lost one member: the others stay held (and renewed) until released.
+      if (hold.kind === 'multi' && hold.endKind === 'lost' && how !== 'lost' && !hold.probed) this.#let(hold, t);
       return;
     }
     hold.end = t;
     hold.endKind = how;
+    if (hold.kind === 'multi' && how === 'lost') return;
+    this.#let(hold, t);
+  }
+
+  /** The hold is let go of in Redis from `t` on: when its owner's last one is, probe the lock later. */
+  #let(hold: Hold, t: number): void {
+    hold.probed = true;
     const owner = this.#owners.get(hold.owner);
     if (!owner) return;
     owner.open -= 1;
@@ -435,12 +446,14 @@ export class Checker {
    */
   #checkTokens(restarts: readonly FaultRecord[]): void {
     const byName = new Map<string, Hold[]>();
-    const tokenOf = new Map<string, number>();
     const mainRestarts = restarts.filter((r) => r.fault.type === 'redis-restart' && r.fault.server === 'main');
+    const fresh = [...this.holds.values()].filter((h) => h.kind === 'fenced' && !h.reentry);
+    // A nested acquisition whose owner no longer believed its outer hold took the lock afresh.
+    const outerOf = (hold: Hold): Hold | undefined =>
+      fresh.find((h) => h.owner === hold.owner && h.start <= hold.start && (h.end ?? Infinity) > hold.start);
     for (const hold of this.holds.values()) {
       if (hold.kind !== 'fenced' || hold.token === undefined) continue;
-      if (!hold.reentry) {
-        tokenOf.set(hold.owner, hold.token);
+      if (!hold.reentry || !outerOf(hold)) {
         const straddles = mainRestarts.some((r) => hold.t0 < r.end! && hold.start > r.start);
         if (straddles) continue;
         const list = byName.get(hold.names[0]!) ?? [];
@@ -450,13 +463,13 @@ export class Checker {
     }
     for (const hold of this.holds.values()) {
       if (hold.kind !== 'fenced' || !hold.reentry) continue;
-      const outer = tokenOf.get(hold.owner);
-      if (outer !== undefined && outer !== hold.token) {
+      const outer = outerOf(hold);
+      if (outer && outer.token !== hold.token) {
         this.violations.push({
           kind: 'token-reentry',
           name: hold.names[0],
           at: hold.start,
-          message: `lock "${hold.names[0]}": re-entry ${hold.id} got token ${hold.token}, its owner's hold has ${outer}`,
+          message: `lock "${hold.names[0]}": re-entry ${hold.id} got token ${hold.token} while its owner's hold ${outer.id} (token ${outer.token}) was believed`,
         });
       }
     }

@@ -3,6 +3,9 @@
 // injects the seeded schedule, checks what the workers report (checker.ts) and prints the
 // report (report.ts). Exit code 1 on any violation. See docs/torture.md.
 import { randomInt } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { parseArgs, type Kind } from './args.js';
@@ -123,7 +126,13 @@ try {
   }
   for (const key of left) extra.push({ kind: 'leftover-key', message: `key left ${SETTLE_MS} ms after the run: ${key}` });
   checker.finish(rig.log);
-  exitCode = report(args, checker, rig.log, origin, extra);
+  let eventsFile: string | undefined;
+  if (checker.violations.length + extra.length > 0) {
+    // Every event, one JSON line each (with its worker), for a look beyond the report's traces.
+    eventsFile = join(tmpdir(), `torture-${args.seed}-${process.pid}-events.jsonl`);
+    await writeFile(eventsFile, checker.events.map((e) => JSON.stringify({ ...e, at: e.event.t - origin })).join('\n') + '\n');
+  }
+  exitCode = report(args, checker, rig.log, origin, extra, eventsFile);
   if (interrupted) exitCode = 1;
 } finally {
   for (const timer of timers) clearTimeout(timer);

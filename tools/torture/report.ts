@@ -86,6 +86,7 @@ export function report(
   log: readonly FaultRecord[],
   origin: number,
   extra: readonly Violation[],
+  eventsFile?: string,
 ): number {
   const violations = [...checker.violations, ...extra];
   const counts = faultCounts(log);
@@ -108,15 +109,26 @@ export function report(
   for (const v of violations) byKind.set(v.kind, (byKind.get(v.kind) ?? 0) + 1);
   console.log(`VIOLATIONS: ${[...byKind].map(([kind, n]) => `${kind}=${n}`).join(' ')}`);
   console.log(`replay: ${replayCommand(args)}`);
-  violations
+  violations.sort((a, b) => (a.at ?? Infinity) - (b.at ?? Infinity));
+  // The first violations of each kind in full, up to DETAILED.
+  const detailed = new Set<Violation>();
+  for (let round = 0; detailed.size < Math.min(DETAILED, violations.length); round += 1) {
+    const seen = new Map<string, number>();
+    for (const v of violations) {
+      const n = seen.get(v.kind) ?? 0;
+      seen.set(v.kind, n + 1);
+      if (n === round && detailed.size < DETAILED) detailed.add(v);
+    }
+  }
+  [...detailed]
     .sort((a, b) => (a.at ?? Infinity) - (b.at ?? Infinity))
-    .slice(0, DETAILED)
     .forEach((v, i) => {
       const at = v.at === undefined ? '' : ` at +${((v.at - origin) / 1_000).toFixed(3)}s`;
       console.log(`violation ${i + 1}/${violations.length} [${v.kind}]${at}: ${v.message}`);
       for (const line of trace(v, checker, log, origin)) console.log(line);
     });
-  for (const v of violations.slice(DETAILED)) console.log(`  also [${v.kind}]: ${v.message}`);
+  for (const v of violations) if (!detailed.has(v)) console.log(`  also [${v.kind}]: ${v.message}`);
+  if (eventsFile) console.log(`every event of the run: ${eventsFile}`);
   console.log('schedule:');
   for (const record of log) {
     console.log(`  ${describeFault(record.fault)}${record.error ? ` (not applied: ${record.error})` : ''}`);

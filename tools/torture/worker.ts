@@ -86,7 +86,7 @@ function target(kind: Kind, client: WorkerClient, rng: Prng): Target {
         mode: write ? 'write' : 'read',
         lock: write ? rw.writeLock() : rw.readLock(),
         // A writer re-enters its write lock or also reads; a reader re-enters its read lock.
-        nested: () => (write && rng.chance(0.5) ? { lock: rw.writeLock(), mode: 'write' } : { lock: rw.readLock(), mode: write ? 'write' : 'read' }),
+        nested: () => (write && rng.chance(0.5) ? { lock: rw.writeLock(), mode: 'write' } : { lock: rw.readLock(), mode: 'read' }),
       };
     }
     case 'multi': {
