@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sleep, until } from '../helpers/fixtures.js';
 import { useFaultRig } from '../helpers/fault-rig.js';
-import { RespCounter } from '../helpers/resp-counter.js';
+import { RespCounter } from '../../tools/resp-counter.js';
 
 /** Feeds `text` to a counter one byte at a time: every split point is exercised. */
 function countBytewise(text: string, inline = false): number {

@@ -3,7 +3,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { LockClient, type LockClientOptions } from '../../lib/index.js';
 import { spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
-import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+import { startFaultProxy, type FaultProxy } from '../../tools/fault-proxy.js';
 
 /** A fault-injection file's own redis-server with a fault proxy in front of it. */
 export interface FaultRig {

@@ -1,0 +1,495 @@
+/**
+ * The checker: builds every hold's interval as its holder believed it from the workers' events
+ * and the fault log, then checks exclusion, "told first", wait bounds, fencing tokens, stuck
+ * locks (live probes) and the keys left at the end. See docs/torture.md for what each check
+ * means and which faults legitimately end a hold early.
+ */
+import type { Kind } from './args.js';
+import type { FaultRecord, TaggedEvent } from './faults.js';
+import type { HoldMode } from './events.js';
+import { TIMING, type ServerId } from './schedule.js';
+
+/** A frozen (SIGSTOPped) worker's hold that ends this soon after it wakes ended when it froze, ms. */
+export const WAKE_MARGIN_MS = 500;
+/** A wait may end this much after its budget (event-loop lag on a shared machine), ms. */
+export const WAIT_MARGIN_MS = 250;
+/** A lock whose holder is gone must be free within its lease plus this, ms. */
+export const STUCK_MARGIN_MS = 1_000;
+/** A hold told `lost` this soon after its acquisition resolved was lost before it began, ms. */
+export const LATE_GRANT_MS = 50;
+
+export interface Hold {
+  readonly id: string;
+  readonly worker: number;
+  readonly incarnation: number;
+  readonly kind: Kind;
+  readonly names: readonly string[];
+  readonly mode: HoldMode;
+  readonly owner: string;
+  /** When the acquiring call was made, and when it resolved (the hold begins). */
+  readonly t0: number;
+  readonly start: number;
+  readonly ttl: number;
+  readonly watchdog: boolean;
+  readonly reentry: boolean;
+  readonly token: number | undefined;
+  /** The holder stopped believing it holds: it called release, was told `lost`, or died. */
+  end: number | undefined;
+  endKind: 'release' | 'lost' | 'killed' | 'exit' | undefined;
+  lostReason?: string;
+  releaseOk?: boolean;
+  releaseError?: string;
+  /** Where the checks end it (freezes and restarts without persistence end holds early; see effectiveEnd). */
+  effEnd?: number;
+  cutBy?: string;
+  /** Counted as let go of in Redis (the stuck probe's clock runs). */
+  probed?: boolean;
+}
+
+export type ViolationKind =
+  | 'exclusion'
+  | 'told-late'
+  | 'wait-overrun'
+  | 'stuck'
+  | 'token-order'
+  | 'token-reentry'
+  | 'fenced-off'
+  | 'leftover-key'
+  | 'worker';
+
+export interface Violation {
+  readonly kind: ViolationKind;
+  readonly message: string;
+  /** The lock it concerns, and the moment, for the trace around it. */
+  readonly name?: string;
+  readonly at?: number;
+  readonly until?: number;
+}
+
+export interface CheckStats {
+  holds: number;
+  reentries: number;
+  lost: number;
+  waits: number;
+  waitsTimedOut: number;
+  waitsAborted: number;
+  waitsFailed: number;
+  releasesFailed: number;
+  writes: number;
+  fencedOff: number;
+  probes: number;
+  cutByFreeze: number;
+  cutByRestart: number;
+  /** Smallest margin by which a `lost` came before another owner's acquisition, ms. */
+  minLostLead: number;
+  longestWaitOverBudget: number;
+  longestWait: string;
+}
+
+/** Asks a server whether `owner` still holds lock `name`; undefined when it could not be asked. */
+export type HeldProbe = (kind: Kind, name: string, owner: string) => Promise<boolean | undefined>;
+
+/** Which servers a kind's locks live on. */
+export function serversOf(kind: Kind): readonly ServerId[] {
+  return kind === 'redlock' ? [0, 1, 2, 3, 4] : ['main'];
+}
+
+export class Checker {
+  readonly holds = new Map<string, Hold>();
+  readonly events: TaggedEvent[] = [];
+  readonly violations: Violation[] = [];
+  readonly stats: CheckStats = {
+    holds: 0,
+    reentries: 0,
+    lost: 0,
+    waits: 0,
+    waitsTimedOut: 0,
+    waitsAborted: 0,
+    waitsFailed: 0,
+    releasesFailed: 0,
+    writes: 0,
+    fencedOff: 0,
+    probes: 0,
+    cutByFreeze: 0,
+    cutByRestart: 0,
+    minLostLead: Infinity,
+    longestWaitOverBudget: -Infinity,
+    longestWait: 'none',
+  };
+  /**
+   * The fenced resource: per lock and token epoch, the highest token a write carried. A restart
+   * without persistence loses the token counter: the holds acquired after it are a new epoch.
+   */
+  readonly resource = new Map<string, number>();
+  /** Writes the resource refused (a token lower than one it had seen). */
+  readonly #refused: { hold: string; t: number; token: number; name: string }[] = [];
+  readonly #probe: HeldProbe;
+  readonly #log: readonly FaultRecord[];
+  /** Open holds per owner (re-entries share an owner); the lock is probed when the last one ends. */
+  readonly #owners = new Map<string, { open: number; ttl: number; kind: Kind; names: Set<string> }>();
+  readonly #probes = new Set<Promise<void>>();
+  readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #waits: Extract<TaggedEvent['event'], { type: 'wait' }>[] = [];
+  readonly #waitWorker = new Map<object, number>();
+
+  /** `log`: the fault log, read live (token epochs). */
+  constructor(probe: HeldProbe, log: readonly FaultRecord[]) {
+    this.#probe = probe;
+    this.#log = log;
+  }
+
+  /** Restarts of the main server without persistence that had stopped it by `t`: the token counter's epoch. */
+  #epoch(t: number): number {
+    return this.#log.filter((r) => r.fault.type === 'redis-restart' && r.fault.server === 'main' && !r.error && r.end !== undefined && r.end <= t)
+      .length;
+  }
+
+  /** One worker event, as it arrives (the fenced resource and the stuck probes work live). */
+  add(tagged: TaggedEvent): void {
+    this.events.push(tagged);
+    const { event, worker, incarnation } = tagged;
+    switch (event.type) {
+      case 'acquired': {
+        const hold: Hold = {
+          id: event.hold,
+          worker,
+          incarnation,
+          kind: event.kind,
+          names: event.names,
+          mode: event.mode,
+          owner: event.owner,
+          t0: event.t0,
+          start: event.t,
+          ttl: event.ttl,
+          watchdog: event.watchdog,
+          reentry: event.reentry,
+          token: event.token,
+          end: undefined,
+          endKind: undefined,
+        };
+        this.holds.set(hold.id, hold);
+        this.stats.holds += 1;
+        if (hold.reentry) this.stats.reentries += 1;
+        const owner = this.#owners.get(hold.owner) ?? { open: 0, ttl: 0, kind: hold.kind, names: new Set<string>() };
+        owner.open += 1;
+        owner.ttl = Math.max(owner.ttl, hold.ttl);
+        for (const name of hold.names) owner.names.add(name);
+        this.#owners.set(hold.owner, owner);
+        return;
+      }
+      case 'released': {
+        const hold = this.holds.get(event.hold);
+        if (!hold) return;
+        hold.releaseOk = event.ok;
+        if (!event.ok) {
+          hold.releaseError = event.error;
+          this.stats.releasesFailed += 1;
+        }
+        // Once it asks to release, a holder no longer acts as one.
+        this.#ended(hold, event.t0, 'release');
+        return;
+      }
+      case 'lost': {
+        const hold = this.holds.get(event.hold);
+        if (!hold) return;
+        hold.lostReason = event.reason;
+        this.stats.lost += 1;
+        this.#ended(hold, event.t, 'lost');
+        return;
+      }
+      case 'write': {
+        this.stats.writes += 1;
+        const hold = this.holds.get(event.hold);
+        const key = `${event.name}#${hold ? this.#epoch(hold.t0) : 0}`;
+        const highest = this.resource.get(key) ?? -Infinity;
+        if (event.token < highest) this.#refused.push(event);
+        else this.resource.set(key, event.token);
+        return;
+      }
+      case 'wait':
+        this.#waits.push(event);
+        this.#waitWorker.set(event, worker);
+        this.stats.waits += 1;
+        if (event.outcome === 'timeout') this.stats.waitsTimedOut += 1;
+        if (event.outcome === 'aborted') this.stats.waitsAborted += 1;
+        if (event.outcome === 'error') this.stats.waitsFailed += 1;
+        return;
+      case 'ready':
+      case 'done':
+        return;
+    }
+  }
+
+  /** A worker incarnation is gone (killed, or exited at the end): its open holds end at `t`. */
+  workerGone(worker: number, incarnation: number, t: number, how: 'killed' | 'exit'): void {
+    for (const hold of this.holds.values()) {
+      if (hold.worker === worker && hold.incarnation === incarnation && !hold.probed) this.#ended(hold, t, how);
+    }
+  }
+
+  #ended(hold: Hold, t: number, how: Hold['endKind']): void {
+    if (hold.end !== undefined) {
+      // A worker's last events may arrive after its exit was seen: the earlier end stands.
+      if ((hold.endKind === 'killed' || hold.endKind === 'exit') && t < hold.end) {
+        hold.end = t;
+        hold.endKind = how;
+      }
+      // A MultiLock told `lost` lost one member: the others stay held (and renewed) until released.
+      if (hold.kind === 'multi' && hold.endKind === 'lost' && how !== 'lost' && !hold.probed) this.#let(hold, t);
+      return;
+    }
+    hold.end = t;
+    hold.endKind = how;
+    if (hold.kind === 'multi' && how === 'lost') return;
+    this.#let(hold, t);
+  }
+
+  /** The hold is let go of in Redis from `t` on: when its owner's last one is, probe the lock later. */
+  #let(hold: Hold, t: number): void {
+    hold.probed = true;
+    const owner = this.#owners.get(hold.owner);
+    if (!owner) return;
+    owner.open -= 1;
+    if (owner.open > 0) return;
+    this.#owners.delete(hold.owner);
+    // The owner holds nothing any more: within its lease (+ margin) Redis must agree.
+    const due = Math.max(0, t + owner.ttl + STUCK_MARGIN_MS - (performance.timeOrigin + performance.now()));
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      const probe = this.#probeOwner(hold.owner, owner.kind, [...owner.names], t, owner.ttl);
+      this.#probes.add(probe);
+      void probe.finally(() => this.#probes.delete(probe));
+    }, due);
+    this.#timers.add(timer);
+  }
+
+  async #probeOwner(owner: string, kind: Kind, names: string[], endedAt: number, ttl: number): Promise<void> {
+    for (const name of names) {
+      let held: boolean | undefined;
+      // The server may be restarting: ask again a few times.
+      for (let tries = 0; tries < 10 && held === undefined; tries += 1) {
+        held = await this.#probe(kind, name, owner);
+        if (held === undefined) await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      this.stats.probes += 1;
+      if (held) {
+        this.violations.push({
+          kind: 'stuck',
+          name,
+          at: endedAt,
+          message: `lock "${name}" (${kind}) still held by ${owner} ${Math.round(performance.timeOrigin + performance.now() - endedAt)} ms after its holder stopped holding it (lease ${ttl} ms + ${STUCK_MARGIN_MS} ms margin)`,
+        });
+      }
+    }
+  }
+
+  /** Waits for the probes still due (bounded by the longest lease). */
+  async drainProbes(): Promise<void> {
+    const deadline = Date.now() + TIMING.maxTtl + STUCK_MARGIN_MS + 8_000;
+    while ((this.#timers.size > 0 || this.#probes.size > 0) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    for (const timer of this.#timers) clearTimeout(timer);
+  }
+
+  /** Runs the offline checks over the whole run. */
+  finish(log: readonly FaultRecord[]): void {
+    const freezes = log.filter((r) => r.fault.type === 'sigstop' && !r.error && r.end !== undefined);
+    const restarts = log.filter((r) => r.fault.type === 'redis-restart' && !r.error && r.end !== undefined);
+    for (const hold of this.holds.values()) this.#effectiveEnd(hold, freezes, restarts);
+    this.#checkExclusion();
+    this.#checkWaits(freezes);
+    this.#checkTokens(restarts);
+    this.#checkRefusedWrites();
+  }
+
+  /**
+   * A write the resource refused is fencing at work when its holder no longer held the lock by
+   * the checks' account (a frozen worker writing as it wakes, before its clock tells it). One
+   * made inside its effective hold means another holder overlapped it: a violation.
+   */
+  #checkRefusedWrites(): void {
+    for (const write of this.#refused) {
+      this.stats.fencedOff += 1;
+      const hold = this.holds.get(write.hold);
+      if (hold && hold.effEnd !== undefined && write.t > hold.effEnd) continue;
+      this.violations.push({
+        kind: 'fenced-off',
+        name: write.name,
+        at: write.t,
+        message: `lock "${write.name}": the resource refused token ${write.token} of hold ${write.hold}, written while it held the lock`,
+      });
+    }
+  }
+
+  /**
+   * Where a hold ends for the overlap checks:
+   * - a worker frozen (SIGSTOP) at s and woken at c acts on nothing after s; a hold it still had
+   *   then that ends (lost or released) within WAKE_MARGIN_MS of c counts as ended at s. A hold
+   *   that outlived the freeze longer had a lease that outlived it, and counts in full.
+   * - a restart without persistence (stop at r0, the old server gone at r1) loses every key of
+   *   that server: a hold whose acquisition was sent before r1 and that was still believed at r0
+   *   counts as ended at r0 (its holder is told later, by renewal or its clock).
+   */
+  #effectiveEnd(hold: Hold, freezes: readonly FaultRecord[], restarts: readonly FaultRecord[]): void {
+    let end = hold.end ?? Infinity;
+    for (const freeze of freezes) {
+      if (freeze.fault.type !== 'sigstop' || freeze.fault.worker !== hold.worker) continue;
+      const s = freeze.start;
+      const c = freeze.end!;
+      if (hold.start < s && end > s && end <= c + WAKE_MARGIN_MS) {
+        end = s;
+        hold.cutBy = `frozen at ${s.toFixed(1)}`;
+        this.stats.cutByFreeze += 1;
+      }
+    }
+    for (const restart of restarts) {
+      if (restart.fault.type !== 'redis-restart' || !serversOf(hold.kind).includes(restart.fault.server)) continue;
+      // A RedLock master stays down longer than any lease before it restarts empty: nothing to cut.
+      if (restart.fault.server !== 'main') continue;
+      const r0 = restart.start;
+      const r1 = restart.end!;
+      if (hold.t0 < r1 && end > r0) {
+        end = Math.min(end, r0);
+        hold.cutBy = `server restarted without persistence at ${r0.toFixed(1)}`;
+        this.stats.cutByRestart += 1;
+      }
+    }
+    hold.effEnd = end;
+  }
+
+  #checkExclusion(): void {
+    const byName = new Map<string, Hold[]>();
+    for (const hold of this.holds.values()) {
+      if (hold.effEnd! <= hold.start) continue;
+      for (const name of hold.names) {
+        const list = byName.get(name) ?? [];
+        list.push(hold);
+        byName.set(name, list);
+      }
+    }
+    for (const [name, list] of byName) {
+      list.sort((a, b) => a.start - b.start);
+      // Sweep: every hold against the earlier ones still open when it began.
+      const open: Hold[] = [];
+      for (const hold of list) {
+        for (let i = open.length - 1; i >= 0; i -= 1) {
+          const earlier = open[i]!;
+          if (earlier.effEnd! <= hold.start) {
+            // The earlier hold ended before this one began; a lost one: by how much it was first.
+            if (earlier.endKind === 'lost' && earlier.owner !== hold.owner && !earlier.cutBy) {
+              this.stats.minLostLead = Math.min(this.stats.minLostLead, hold.start - earlier.effEnd!);
+            }
+            open.splice(i, 1);
+            continue;
+          }
+          if (earlier.owner === hold.owner) continue;
+          if (earlier.mode === 'read' && hold.mode === 'read') continue;
+          const overlap = Math.min(earlier.effEnd!, hold.effEnd!) - hold.start;
+          const told = earlier.endKind === 'lost';
+          // An acquisition that resolved only to be lost at once: its answer came after its lease had run out.
+          const bornLost = hold.endKind === 'lost' && hold.effEnd! - hold.start < LATE_GRANT_MS;
+          this.violations.push({
+            kind: told || bornLost ? 'told-late' : 'exclusion',
+            name,
+            at: earlier.start,
+            until: Math.max(hold.start, Math.min(hold.effEnd!, earlier.effEnd!)),
+            message: bornLost
+              ? `lock "${name}": hold ${hold.id} (${hold.owner}, ${hold.kind}) was acquired (its acquisition resolved) while ` +
+                `hold ${earlier.id} (${earlier.owner}) held the lock, and told it lost the lock (${hold.lostReason}) only ` +
+                `${(hold.effEnd! - hold.start).toFixed(1)} ms later: the acquisition resolved after its own lease had run out`
+              : told
+                ? `lock "${name}": hold ${earlier.id} (${earlier.owner}) was told it lost the lock (${earlier.lostReason}) ` +
+                  `${(earlier.effEnd! - hold.start).toFixed(1)} ms AFTER hold ${hold.id} (${hold.owner}) acquired it`
+                : `lock "${name}": holds ${earlier.id} (${earlier.owner}, ${earlier.mode}) and ${hold.id} (${hold.owner}, ${hold.mode}) ` +
+                  `overlap by ${overlap.toFixed(1)} ms (the first ended by ${earlier.endKind ?? 'nothing'}${earlier.cutBy ? `, ${earlier.cutBy}` : ''})`,
+          });
+        }
+        open.push(hold);
+      }
+    }
+  }
+
+  #checkWaits(freezes: readonly FaultRecord[]): void {
+    for (const wait of this.#waits) {
+      const worker = this.#waitWorker.get(wait)!;
+      let frozen = 0;
+      for (const freeze of freezes) {
+        if (freeze.fault.type !== 'sigstop' || freeze.fault.worker !== worker) continue;
+        // A frozen process's timers fire late: the whole freeze, plus its wake-up, is not the wait's fault.
+        const overlap = Math.min(wait.t, freeze.end! + WAKE_MARGIN_MS) - Math.max(wait.t0, freeze.start);
+        if (overlap > 0) frozen += overlap + WAKE_MARGIN_MS;
+      }
+      const over = wait.t - wait.t0 - frozen - wait.budget;
+      if (over > this.stats.longestWaitOverBudget) {
+        this.stats.longestWaitOverBudget = over;
+        this.stats.longestWait = `${wait.kind} op ${wait.op} budget ${wait.budget} ms: ${wait.outcome}`;
+      }
+      if (over > WAIT_MARGIN_MS) {
+        this.violations.push({
+          kind: 'wait-overrun',
+          name: wait.names[0],
+          at: wait.t0,
+          until: wait.t,
+          message:
+            `${wait.kind} wait on ${wait.names.join('+')} (op ${wait.op}, budget ${wait.budget} ms) ended ` +
+            `${over.toFixed(0)} ms past its budget: ${wait.outcome}${wait.error ? ` (${wait.error})` : ''}`,
+        });
+      }
+    }
+  }
+
+  /**
+   * Fencing: per lock, every fresh acquisition's token is greater than the previous one's (a
+   * restart without persistence loses the counter: a new epoch begins, and acquisitions
+   * across it are not compared); a re-entry gets its owner's token.
+   */
+  #checkTokens(restarts: readonly FaultRecord[]): void {
+    const byName = new Map<string, Hold[]>();
+    const mainRestarts = restarts.filter((r) => r.fault.type === 'redis-restart' && r.fault.server === 'main');
+    const fresh = [...this.holds.values()].filter((h) => h.kind === 'fenced' && !h.reentry);
+    // A nested acquisition whose owner no longer believed its outer hold took the lock afresh.
+    const outerOf = (hold: Hold): Hold | undefined =>
+      fresh.find((h) => h.owner === hold.owner && h.start <= hold.start && (h.end ?? Infinity) > hold.start);
+    for (const hold of this.holds.values()) {
+      if (hold.kind !== 'fenced' || hold.token === undefined) continue;
+      if (!hold.reentry || !outerOf(hold)) {
+        const straddles = mainRestarts.some((r) => hold.t0 < r.end! && hold.start > r.start);
+        if (straddles) continue;
+        const list = byName.get(hold.names[0]!) ?? [];
+        list.push(hold);
+        byName.set(hold.names[0]!, list);
+      }
+    }
+    for (const hold of this.holds.values()) {
+      if (hold.kind !== 'fenced' || !hold.reentry) continue;
+      const outer = outerOf(hold);
+      if (outer && outer.token !== hold.token) {
+        this.violations.push({
+          kind: 'token-reentry',
+          name: hold.names[0],
+          at: hold.start,
+          message: `lock "${hold.names[0]}": re-entry ${hold.id} got token ${hold.token} while its owner's hold ${outer.id} (token ${outer.token}) was believed`,
+        });
+      }
+    }
+    for (const [name, list] of byName) {
+      list.sort((a, b) => a.start - b.start);
+      for (let i = 1; i < list.length; i += 1) {
+        const prev = list[i - 1]!;
+        const cur = list[i]!;
+        const epoch = (t: number): number => mainRestarts.filter((r) => r.end! <= t).length;
+        if (epoch(prev.t0) !== epoch(cur.t0)) continue;
+        if (cur.token! <= prev.token!) {
+          this.violations.push({
+            kind: 'token-order',
+            name,
+            at: prev.start,
+            until: cur.start,
+            message: `lock "${name}": hold ${cur.id} got token ${cur.token} after hold ${prev.id} got ${prev.token}`,
+          });
+        }
+      }
+    }
+  }
+}

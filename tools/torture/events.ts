@@ -1,0 +1,73 @@
+/** What the parent and the workers say to each other over IPC. */
+import type { Kind } from './args.js';
+
+/** Wall-clock ms with sub-ms precision, monotonic within a process and comparable across processes on one machine. */
+export function now(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** How a hold takes its lock: exclusively, or as a read (shared with other reads) or write side of a read-write lock. */
+export type HoldMode = 'excl' | 'read' | 'write';
+
+/** Sent to a worker on start (argv[2], as JSON). */
+export interface WorkerConfig {
+  readonly worker: number;
+  readonly incarnation: number;
+  readonly seed: number;
+  readonly kinds: readonly Kind[];
+  /** Per client: the URL of its proxy to the main server (if any kind uses it) and to each RedLock master. */
+  readonly clients: readonly { readonly main: string | undefined; readonly red: readonly string[] }[];
+  readonly keyPrefix: string;
+  /** Concurrent operation loops per client. */
+  readonly actorsPerClient: number;
+}
+
+export type WorkerEvent =
+  | { readonly type: 'ready'; readonly t: number }
+  /** A wait ended: the call was made at t0 with budget `budget` ms (the abort, if earlier, counts as the budget). */
+  | {
+      readonly type: 'wait';
+      readonly t: number;
+      readonly t0: number;
+      readonly op: string;
+      readonly kind: Kind;
+      readonly names: readonly string[];
+      readonly budget: number;
+      readonly outcome: 'acquired' | 'timeout' | 'aborted' | 'error';
+      readonly error?: string;
+    }
+  /** An acquisition resolved: hold `hold` of owner `owner` begins (a re-entry when `reentry`). */
+  | {
+      readonly type: 'acquired';
+      readonly t: number;
+      /** When the acquiring call was made. */
+      readonly t0: number;
+      readonly op: string;
+      readonly hold: string;
+      readonly kind: Kind;
+      readonly names: readonly string[];
+      readonly mode: HoldMode;
+      readonly owner: string;
+      readonly reentry: boolean;
+      /** The longest the hold lives in Redis without renewal, ms. */
+      readonly ttl: number;
+      readonly watchdog: boolean;
+      readonly token?: number;
+    }
+  /** The hold's release, called at t0, resolved (`ok`) or rejected at t. */
+  | {
+      readonly type: 'released';
+      readonly t: number;
+      readonly t0: number;
+      readonly hold: string;
+      readonly ok: boolean;
+      readonly error?: string;
+    }
+  /** The hold's Lease signal aborted: the holder was told it lost the lock. */
+  | { readonly type: 'lost'; readonly t: number; readonly hold: string; readonly reason: string }
+  /** A write to the fenced resource, with the hold's token. */
+  | { readonly type: 'write'; readonly t: number; readonly hold: string; readonly name: string; readonly token: number }
+  /** The worker stopped its loops and closed its clients. */
+  | { readonly type: 'done'; readonly t: number; readonly errors: number };
+
+export type ParentMessage = { readonly type: 'stop' };

@@ -1,0 +1,142 @@
+// npm run torture -- [--seed N] [--seconds S] [--kinds lock,fair,rw,fenced,multi,redlock] [--processes P]
+// The parent: spawns the servers, the fault proxies and the workers (tools/torture/faults.ts),
+// injects the seeded schedule, checks what the workers report (checker.ts) and prints the
+// report (report.ts). Exit code 1 on any violation. See docs/torture.md.
+import { randomInt } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { parseArgs, type Kind } from './args.js';
+import { Checker, serversOf, type Violation } from './checker.js';
+import { now } from './events.js';
+import { Rig, serversFor, type FaultRecord } from './faults.js';
+import { report } from './report.js';
+import { makeSchedule, TIMING, type ServerId } from './schedule.js';
+
+/** How long the end of the run waits for keys with a TTL to go, ms. */
+const SETTLE_MS = TIMING.maxTtl + TIMING.fairLockWaitTimeout + 6_000;
+
+let args;
+try {
+  args = parseArgs(process.argv.slice(2), () => randomInt(2 ** 32));
+} catch (error) {
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exit(2);
+}
+const keyPrefix = `torture-${args.seed}`;
+const schedule = makeSchedule(args.seed, {
+  seconds: args.seconds,
+  processes: args.processes,
+  clients: args.clients,
+  servers: serversFor(args.kinds),
+});
+
+const admins = new Map<ServerId, Redis>();
+const lockKey = (name: string): string => `{${keyPrefix}:${name}}`;
+
+/** Does `owner` still hold `name` on any of its kind's servers? undefined when a server could not be asked. */
+async function stillHeld(kind: Kind, name: string, owner: string): Promise<boolean | undefined> {
+  try {
+    const answers = await Promise.all(
+      serversOf(kind).map(async (id) => {
+        const admin = admins.get(id)!;
+        const key = lockKey(name);
+        if (kind !== 'rw') return (await admin.hexists(key, owner)) === 1;
+        // A read-write lock keeps a dead holder's fields until pruned: held means its lease has not ended.
+        const [[writer, wuntil], score, [seconds, micros]] = await Promise.all([
+          admin.hmget(key, 'writer', 'wuntil'),
+          admin.zscore(`${key}:readers`, owner),
+          admin.time(),
+        ]);
+        const serverMs = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
+        return (writer === owner && Number(wuntil) > serverMs) || (score !== null && Number(score) > serverMs);
+      }),
+    );
+    return answers.includes(true);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Keys left under the run's prefix that should not be there: everything but token counters and records with a TTL. */
+async function leftoverKeys(): Promise<string[]> {
+  const left: string[] = [];
+  for (const [id, admin] of admins) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await admin.scan(cursor, 'MATCH', `{${keyPrefix}:*`, 'COUNT', 500);
+      cursor = next;
+      for (const key of keys) {
+        if (key.endsWith('}:token')) continue;
+        const ttl = await admin.pttl(key);
+        if (ttl === -2) continue;
+        if (key.includes('}:rec:') && ttl > 0) continue;
+        left.push(`${key} on server ${id} (${await admin.type(key)}, pttl ${ttl})`);
+      }
+    } while (cursor !== '0');
+  }
+  return left;
+}
+
+const log: FaultRecord[] = [];
+const checker = new Checker(stillHeld, log);
+const rig = new Rig({
+  log,
+  seed: args.seed,
+  kinds: args.kinds,
+  processes: args.processes,
+  clients: args.clients,
+  actorsPerClient: 2,
+  keyPrefix,
+  onEvent: (event) => checker.add(event),
+  onExit: (worker, incarnation, t, killed) => checker.workerGone(worker, incarnation, t, killed ? 'killed' : 'exit'),
+});
+
+let interrupted = false;
+process.on('SIGINT', () => {
+  interrupted = true;
+});
+
+const timers: NodeJS.Timeout[] = [];
+let exitCode = 1;
+try {
+  await rig.start();
+  for (const [id, server] of rig.servers) {
+    const admin = new Redis(server.url, { maxRetriesPerRequest: 1, retryStrategy: () => 200 });
+    admin.on('error', () => undefined);
+    admins.set(id, admin);
+  }
+  const origin = now();
+  for (const fault of schedule) timers.push(setTimeout(() => void rig.inject(fault), fault.at));
+  const end = origin + args.seconds * 1_000;
+  while (now() < end && !interrupted) await sleep(Math.min(250, end - now()));
+  for (const timer of timers) clearTimeout(timer);
+  await rig.quiesce();
+  await rig.stopWorkers(20_000);
+  await checker.drainProbes();
+
+  const extra: Violation[] = rig.crashes.map((message) => ({ kind: 'worker', message }));
+  let left = await leftoverKeys();
+  const settleBy = Date.now() + SETTLE_MS;
+  while (left.length > 0 && Date.now() < settleBy) {
+    await sleep(250);
+    left = await leftoverKeys();
+  }
+  for (const key of left) extra.push({ kind: 'leftover-key', message: `key left ${SETTLE_MS} ms after the run: ${key}` });
+  checker.finish(rig.log);
+  let eventsFile: string | undefined;
+  if (checker.violations.length + extra.length > 0) {
+    // Every event, one JSON line each (with its worker), for a look beyond the report's traces.
+    eventsFile = join(tmpdir(), `torture-${args.seed}-${process.pid}-events.jsonl`);
+    await writeFile(eventsFile, checker.events.map((e) => JSON.stringify({ ...e, at: e.event.t - origin })).join('\n') + '\n');
+  }
+  exitCode = report(args, checker, rig.log, origin, extra, eventsFile);
+  if (interrupted) exitCode = 1;
+} finally {
+  for (const timer of timers) clearTimeout(timer);
+  for (const admin of admins.values()) admin.disconnect();
+  await rig.close();
+}
+process.exit(exitCode);

@@ -1,0 +1,137 @@
+/** The run's output: the summary lines, and on a violation what it takes to replay it. */
+import type { TortureArgs } from './args.js';
+import type { Checker, Violation } from './checker.js';
+import type { FaultRecord, TaggedEvent } from './faults.js';
+import { describeFault, FAULT_TYPES, type FaultType } from './schedule.js';
+
+/** Violations printed in full (with their trace); the others are counted. */
+const DETAILED = 5;
+/** The trace shows this much before and after a violation, ms. */
+const TRACE_WINDOW_MS = 2_000;
+const TRACE_LINES = 80;
+
+export function faultCounts(log: readonly FaultRecord[]): Record<FaultType, number> {
+  const counts = Object.fromEntries(FAULT_TYPES.map((type) => [type, 0])) as Record<FaultType, number>;
+  for (const record of log) if (!record.error) counts[record.fault.type] += 1;
+  return counts;
+}
+
+export function replayCommand(args: TortureArgs): string {
+  return `npm run torture -- --seed ${args.seed} --seconds ${args.seconds} --kinds ${args.kinds.join(',')} --processes ${args.processes} --clients ${args.clients}`;
+}
+
+function describeEvent(tagged: TaggedEvent, origin: number): string {
+  const e = tagged.event;
+  const at = (t: number): string => `+${((t - origin) / 1_000).toFixed(3)}s`;
+  const who = `w${tagged.worker}#${tagged.incarnation}`;
+  switch (e.type) {
+    case 'acquired':
+      return `${at(e.t)} ${who} acquired ${e.kind} ${e.names.join('+')} ${e.mode} hold=${e.hold} owner=${e.owner} ${e.watchdog ? 'watchdog' : `lease=${e.ttl}`}${e.reentry ? ' re-entry' : ''}${e.token === undefined ? '' : ` token=${e.token}`} (called ${at(e.t0)})`;
+    case 'released':
+      return `${at(e.t)} ${who} release hold=${e.hold} ${e.ok ? 'ok' : `FAILED ${e.error}`} (called ${at(e.t0)})`;
+    case 'lost':
+      return `${at(e.t)} ${who} LOST hold=${e.hold} (${e.reason})`;
+    case 'write':
+      return `${at(e.t)} ${who} write ${e.name} token=${e.token} hold=${e.hold}`;
+    case 'wait':
+      return `${at(e.t)} ${who} wait ${e.kind} ${e.names.join('+')} op=${e.op} budget=${e.budget} took ${(e.t - e.t0).toFixed(0)} ms: ${e.outcome}${e.error ? ` ${e.error}` : ''}`;
+    case 'ready':
+      return `${at(e.t)} ${who} ready`;
+    case 'done':
+      return `${at(e.t)} ${who} done`;
+  }
+}
+
+function eventTime(tagged: TaggedEvent): number {
+  return tagged.event.t;
+}
+
+function eventNames(tagged: TaggedEvent): readonly string[] {
+  const e = tagged.event;
+  if (e.type === 'acquired' || e.type === 'wait') return e.names;
+  if (e.type === 'write') return [e.name];
+  return [];
+}
+
+function trace(violation: Violation, checker: Checker, log: readonly FaultRecord[], origin: number): string[] {
+  if (violation.at === undefined) return [];
+  const from = violation.at - TRACE_WINDOW_MS;
+  const to = (violation.until ?? violation.at) + TRACE_WINDOW_MS;
+  // Holds on the lock, so that releases and losses (which name only the hold) are shown too.
+  const holds = new Set(
+    [...checker.holds.values()].filter((h) => violation.name === undefined || h.names.includes(violation.name)).map((h) => h.id),
+  );
+  const lines = checker.events
+    .filter((tagged) => {
+      const t = eventTime(tagged);
+      if (t < from || t > to) return false;
+      const e = tagged.event;
+      if (violation.name === undefined) return true;
+      if ('hold' in e && holds.has(e.hold)) return true;
+      return eventNames(tagged).includes(violation.name);
+    })
+    .sort((a, b) => eventTime(a) - eventTime(b))
+    .map((tagged) => `    ${describeEvent(tagged, origin)}`);
+  const faults = log
+    .filter((r) => r.start <= to && (r.end ?? r.start) >= from)
+    .map((r) => `    fault ${describeFault(r.fault)} (ran +${((r.start - origin) / 1_000).toFixed(3)}s → +${(((r.end ?? r.start) - origin) / 1_000).toFixed(3)}s)`);
+  const shown = lines.length > TRACE_LINES ? [...lines.slice(0, TRACE_LINES), `    … ${lines.length - TRACE_LINES} more`] : lines;
+  return ['  faults around it:', ...(faults.length ? faults : ['    none']), '  events on the lock around it:', ...shown];
+}
+
+/** Prints the report; returns the process exit code. */
+export function report(
+  args: TortureArgs,
+  checker: Checker,
+  log: readonly FaultRecord[],
+  origin: number,
+  extra: readonly Violation[],
+  eventsFile?: string,
+): number {
+  const violations = [...checker.violations, ...extra];
+  const counts = faultCounts(log);
+  const total = Object.values(counts).reduce((sum, n) => sum + n, 0);
+  const s = checker.stats;
+  console.log(
+    `torture seed=${args.seed} seconds=${args.seconds} kinds=${args.kinds.join(',')} processes=${args.processes} ` +
+      `holds=${s.holds} faults=${total} violations=${violations.length}`,
+  );
+  console.log(`faults: ${FAULT_TYPES.map((type) => `${type}=${counts[type]}`).join(' ')}`);
+  const lead = s.minLostLead === Infinity ? 'n/a' : `${s.minLostLead.toFixed(1)}ms`;
+  console.log(
+    `checks: re-entries=${s.reentries} lost=${s.lost} waits=${s.waits} (timed out ${s.waitsTimedOut}, aborted ${s.waitsAborted}, ` +
+      `failed ${s.waitsFailed}; worst ${s.longestWaitOverBudget.toFixed(0)}ms over budget: ${s.longestWait}) releases-failed=${s.releasesFailed} ` +
+      `fenced-writes=${s.writes} (fenced off ${s.fencedOff}) stuck-probes=${s.probes} cut-by-freeze=${s.cutByFreeze} ` +
+      `cut-by-restart=${s.cutByRestart} min-lost-lead=${lead}`,
+  );
+  if (violations.length === 0) return 0;
+  const byKind = new Map<string, number>();
+  for (const v of violations) byKind.set(v.kind, (byKind.get(v.kind) ?? 0) + 1);
+  console.log(`VIOLATIONS: ${[...byKind].map(([kind, n]) => `${kind}=${n}`).join(' ')}`);
+  console.log(`replay: ${replayCommand(args)}`);
+  violations.sort((a, b) => (a.at ?? Infinity) - (b.at ?? Infinity));
+  // The first violations of each kind in full, up to DETAILED.
+  const detailed = new Set<Violation>();
+  for (let round = 0; detailed.size < Math.min(DETAILED, violations.length); round += 1) {
+    const seen = new Map<string, number>();
+    for (const v of violations) {
+      const n = seen.get(v.kind) ?? 0;
+      seen.set(v.kind, n + 1);
+      if (n === round && detailed.size < DETAILED) detailed.add(v);
+    }
+  }
+  [...detailed]
+    .sort((a, b) => (a.at ?? Infinity) - (b.at ?? Infinity))
+    .forEach((v, i) => {
+      const at = v.at === undefined ? '' : ` at +${((v.at - origin) / 1_000).toFixed(3)}s`;
+      console.log(`violation ${i + 1}/${violations.length} [${v.kind}]${at}: ${v.message}`);
+      for (const line of trace(v, checker, log, origin)) console.log(line);
+    });
+  for (const v of violations) if (!detailed.has(v)) console.log(`  also [${v.kind}]: ${v.message}`);
+  if (eventsFile) console.log(`every event of the run: ${eventsFile}`);
+  console.log('schedule:');
+  for (const record of log) {
+    console.log(`  ${describeFault(record.fault)}${record.error ? ` (not applied: ${record.error})` : ''}`);
+  }
+  return 1;
+}

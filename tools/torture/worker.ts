@@ -1,0 +1,270 @@
+// A torture worker process: a few LockClients (each behind its own fault proxies), several
+// operation loops per client taking locks of the chosen kinds, and every outcome reported to the
+// parent over IPC with a timestamp. Started by the parent (tools/torture/main.ts) with fork().
+import { Redis } from 'ioredis';
+import {
+  LockAcquireTimeoutError,
+  LockClient,
+  LockLostError,
+  MultiLock,
+  RedLock,
+  type Lease,
+  type LockWaitOptions,
+  type RLock,
+} from '../../lib/index.js';
+import type { Kind } from './args.js';
+import { now, type HoldMode, type ParentMessage, type WorkerConfig, type WorkerEvent } from './events.js';
+import { Prng, TIMING } from './schedule.js';
+
+const config = JSON.parse(process.argv[2] ?? '') as WorkerConfig;
+const send = (event: WorkerEvent): void => {
+  if (process.connected) process.send!(event);
+};
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+let stopping = false;
+let errors = 0;
+let counter = 0;
+const nextId = (): string => `${config.worker}.${config.incarnation}.${(counter += 1)}`;
+
+const connections: Redis[] = [];
+const connect = (url: string): Redis => {
+  const redis = new Redis(url, { retryStrategy: (times) => Math.min(25 * times, 300), maxRetriesPerRequest: 20 });
+  redis.on('error', () => undefined);
+  connections.push(redis);
+  return redis;
+};
+const newClient = (url: string): LockClient => {
+  const client = new LockClient(connect(url), {
+    keyPrefix: config.keyPrefix,
+    watchdogTimeout: TIMING.watchdogTimeout,
+    fairLockWaitTimeout: TIMING.fairLockWaitTimeout,
+  });
+  client.on('error', () => {
+    errors += 1;
+  });
+  return client;
+};
+
+interface WorkerClient {
+  readonly main: LockClient | undefined;
+  readonly red: readonly LockClient[];
+}
+const clients: WorkerClient[] = config.clients.map((urls) => ({
+  main: urls.main === undefined ? undefined : newClient(urls.main),
+  red: urls.red.map(newClient),
+}));
+
+/** The lock an operation takes: how to make it, its names, and how it holds. */
+interface Target {
+  readonly kind: Kind;
+  readonly names: readonly string[];
+  readonly mode: HoldMode;
+  readonly lock: RLock;
+  /** The lock a nested acquisition re-enters (a writer may also read). */
+  readonly nested: () => { lock: RLock; mode: HoldMode };
+}
+
+function target(kind: Kind, client: WorkerClient, rng: Prng): Target {
+  const main = (): LockClient => client.main!;
+  const k = rng.int(0, 1);
+  switch (kind) {
+    case 'lock':
+    case 'fair':
+    case 'fenced': {
+      const name = `${kind}-${k}`;
+      const lock = kind === 'lock' ? main().getLock(name) : kind === 'fair' ? main().getFairLock(name) : main().getFencedLock(name);
+      return { kind, names: [name], mode: 'excl', lock, nested: () => ({ lock, mode: 'excl' }) };
+    }
+    case 'rw': {
+      const name = `rw-${k}`;
+      const rw = main().getReadWriteLock(name);
+      const write = rng.chance(0.4);
+      return {
+        kind,
+        names: [name],
+        mode: write ? 'write' : 'read',
+        lock: write ? rw.writeLock() : rw.readLock(),
+        // A writer re-enters its write lock or also reads; a reader re-enters its read lock.
+        nested: () => (write && rng.chance(0.5) ? { lock: rw.writeLock(), mode: 'write' } : { lock: rw.readLock(), mode: 'read' }),
+      };
+    }
+    case 'multi': {
+      const all = ['multi-0', 'multi-1', 'multi-2'];
+      const left = rng.pick(all);
+      const names = rng.chance(0.3) ? all : all.filter((name) => name !== left);
+      const multi = new MultiLock(...names.map((name) => main().getLock(name)));
+      return { kind, names, mode: 'excl', lock: multi, nested: () => ({ lock: multi, mode: 'excl' }) };
+    }
+    case 'redlock': {
+      const name = `red-${k}`;
+      const red = new RedLock(...client.red.map((c) => c.getLock(name)), { nodeTimeout: 50 });
+      return { kind, names: [name], mode: 'excl', lock: red, nested: () => ({ lock: red, mode: 'excl' }) };
+    }
+  }
+}
+
+/** A wait budget, ms: sometimes a single attempt, mostly a bounded wait. */
+const drawWait = (rng: Prng): number => (rng.chance(0.15) ? 0 : rng.int(50, 2_500));
+/** A lease: watchdog mode (undefined) or fixed. */
+const drawLease = (rng: Prng): number | undefined => (rng.chance(0.4) ? undefined : rng.int(TIMING.leaseMin, TIMING.leaseMax));
+
+interface Acquired {
+  readonly lease: Lease;
+  readonly hold: string;
+}
+
+/** One acquisition, reported: the wait, then the hold and how it ends (lost). */
+async function acquire(
+  rng: Prng,
+  op: string,
+  t: Target,
+  lock: RLock,
+  mode: HoldMode,
+  reentry: boolean,
+  waitTime: number,
+  leaseTime: number | undefined,
+): Promise<Acquired | undefined> {
+  const controller = new AbortController();
+  let budget = waitTime;
+  let abortTimer: NodeJS.Timeout | undefined;
+  if (rng.chance(0.15)) {
+    const abortAt = rng.int(0, waitTime + 200);
+    budget = Math.min(budget, abortAt);
+    abortTimer = setTimeout(() => controller.abort(new Error('torture: aborted')), abortAt);
+  }
+  const options: LockWaitOptions = { waitTime, signal: controller.signal };
+  if (leaseTime !== undefined) options.leaseTime = leaseTime;
+  const t0 = now();
+  const base = { type: 'wait', t0, op, kind: t.kind, names: t.names, budget } as const;
+  let lease: Lease;
+  try {
+    lease = await lock.acquire(options);
+  } catch (error) {
+    clearTimeout(abortTimer);
+    const outcome = controller.signal.aborted ? 'aborted' : error instanceof LockAcquireTimeoutError ? 'timeout' : 'error';
+    send({ ...base, t: now(), outcome, error: outcome === 'error' ? describe(error) : undefined });
+    return undefined;
+  }
+  const t1 = now();
+  clearTimeout(abortTimer);
+  const hold = nextId();
+  send({ ...base, t: t1, outcome: 'acquired' });
+  send({
+    type: 'acquired',
+    t: t1,
+    t0,
+    op,
+    hold,
+    kind: t.kind,
+    names: t.names,
+    mode,
+    owner: lease.owner,
+    reentry,
+    ttl: leaseTime ?? TIMING.watchdogTimeout,
+    watchdog: leaseTime === undefined,
+    token: lease.token,
+  });
+  const onLost = (): void => {
+    const reason: unknown = lease.signal.reason;
+    const why =
+      reason instanceof LockLostError ? reason.reason : reason instanceof Error ? reason.name : typeof reason === 'string' ? reason : 'unknown';
+    send({ type: 'lost', t: now(), hold, reason: why });
+  };
+  if (lease.signal.aborted) onLost();
+  else lease.signal.addEventListener('abort', onLost, { once: true });
+  return { lease, hold };
+}
+
+async function release(acquired: Acquired): Promise<void> {
+  const t0 = now();
+  try {
+    await acquired.lease.release();
+    send({ type: 'released', t: now(), t0, hold: acquired.hold, ok: true });
+  } catch (error) {
+    send({ type: 'released', t: now(), t0, hold: acquired.hold, ok: false, error: describe(error) });
+  }
+}
+
+function write(t: Target, acquired: Acquired): void {
+  const { token } = acquired.lease;
+  // A careful holder checks its signal before acting.
+  if (t.kind !== 'fenced' || token === undefined || acquired.lease.signal.aborted) return;
+  send({ type: 'write', t: now(), hold: acquired.hold, name: t.names[0]!, token });
+}
+
+async function operation(client: WorkerClient, kind: Kind, rng: Prng): Promise<void> {
+  const t = target(kind, client, rng);
+  const op = nextId();
+  const leaseTime = drawLease(rng);
+  // Mostly short holds (many handovers); some past the lease (the holder's clock must tell it).
+  const holdFor = rng.chance(0.7) ? rng.int(0, 200) : rng.int(0, Math.round((leaseTime ?? TIMING.watchdogTimeout * 2) * 1.2));
+  const nest = rng.chance(0.3);
+  const nestAt = rng.int(0, holdFor);
+  const nestLease = drawLease(rng);
+  const nestFor = rng.int(0, 300);
+  const main = (client.main ?? client.red[0])!;
+  await main.runInContext(async () => {
+    const outer = await acquire(rng, op, t, t.lock, t.mode, false, drawWait(rng), leaseTime);
+    if (!outer) return;
+    write(t, outer);
+    if (nest) {
+      await sleep(nestAt);
+      const nested = t.nested();
+      const inner = await acquire(rng, op, t, nested.lock, nested.mode, true, rng.int(0, 300), nestLease);
+      if (inner) {
+        await sleep(nestFor);
+        write(t, inner);
+        await release(inner);
+      }
+      await sleep(Math.max(0, holdFor - nestAt - nestFor));
+    } else {
+      await sleep(holdFor);
+    }
+    write(t, outer);
+    await release(outer);
+  });
+}
+
+/** One loop of operations, with its own PRNG: its choices depend on the seed only, not on timing. */
+async function actor(client: WorkerClient, seed: number): Promise<void> {
+  const rng = new Prng(seed);
+  while (!stopping) {
+    await operation(client, rng.pick(config.kinds), rng);
+    await sleep(rng.int(0, 100));
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = error.cause instanceof Error ? ` (cause: ${error.cause.name}: ${error.cause.message})` : '';
+    return `${error.name}: ${error.message}${cause}`;
+  }
+  return String(error);
+}
+
+process.on('message', (message: ParentMessage) => {
+  if (message.type === 'stop') stopping = true;
+});
+// The parent is gone: nothing to report to.
+let finished = false;
+process.on('disconnect', () => {
+  if (!finished) process.exit(2);
+});
+
+// Connected (through the proxies) before the first operation: a wait's budget is not spent on start-up.
+await Promise.all(connections.map((redis) => redis.ping().catch(() => undefined)));
+send({ type: 'ready', t: now() });
+await Promise.all(
+  clients.flatMap((client, c) =>
+    Array.from({ length: config.actorsPerClient }, (_, a) => actor(client, (config.seed + (c * config.actorsPerClient + a) * 0x9e3779b1) >>> 0)),
+  ),
+);
+for (const client of clients) {
+  await client.main?.close();
+  for (const red of client.red) await red.close();
+}
+for (const redis of connections) redis.disconnect();
+send({ type: 'done', t: now(), errors });
+finished = true;
+process.disconnect();
