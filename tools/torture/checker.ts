@@ -8,6 +8,7 @@ import type { Kind } from './args.js';
 import type { FaultRecord, TaggedEvent } from './faults.js';
 import type { HoldMode } from './events.js';
 import { TIMING, type ServerId } from './schedule.js';
+import { SINGLE_ATTEMPT_MS } from '../../lib/options.js';
 
 /** A frozen (SIGSTOPped) worker's hold that ends this soon after it wakes ended when it froze, ms. */
 export const WAKE_MARGIN_MS = 500;
@@ -420,7 +421,9 @@ export class Checker {
         const overlap = Math.min(wait.t, freeze.end! + WAKE_MARGIN_MS) - Math.max(wait.t0, freeze.start);
         if (overlap > 0) frozen += overlap + WAKE_MARGIN_MS;
       }
-      const over = wait.t - wait.t0 - frozen - wait.budget;
+      // A single attempt (waitTime 0) waits up to SINGLE_ATTEMPT_MS for its answer, per member.
+      const budget = wait.budget === 0 ? SINGLE_ATTEMPT_MS * Math.max(1, wait.names.length) : wait.budget;
+      const over = wait.t - wait.t0 - frozen - budget;
       if (over > this.stats.longestWaitOverBudget) {
         this.stats.longestWaitOverBudget = over;
         this.stats.longestWait = `${wait.kind} op ${wait.op} budget ${wait.budget} ms: ${wait.outcome}`;
