@@ -1,3 +1,5 @@
+import { Releasable } from './releasable.js';
+
 /** What a Lease is built from. */
 export interface LeaseInit {
   readonly name: string;
@@ -14,7 +16,7 @@ export interface LeaseInit {
  * called again after it rejected (the retry is the same release); `await using lease = await
  * lock.acquire()` releases on scope exit.
  */
-export class Lease implements AsyncDisposable {
+export class Lease extends Releasable {
   /** The lock's name. */
   readonly name: string;
   /** The owner id holding this lease: `${clientId}:${contextId}`. */
@@ -23,37 +25,13 @@ export class Lease implements AsyncDisposable {
   readonly signal: AbortSignal;
   /** The fencing token, for fenced locks. */
   readonly token: number | undefined;
-  readonly #release: () => Promise<void>;
-  #released: Promise<void> | undefined;
 
   /** @internal Leases are made by the locks (`acquire`, `withLock`). */
   constructor(init: LeaseInit) {
+    super(init.release);
     this.name = init.name;
     this.owner = init.owner;
     this.signal = init.signal;
     this.token = init.token;
-    this.#release = init.release;
-  }
-
-  /** True once `release()` was called. */
-  get released(): boolean {
-    return this.#released !== undefined;
-  }
-
-  /**
-   * Releases this hold; later calls return the first call's promise, unless it rejected: then
-   * the release is tried again (Redis applies it once).
-   */
-  release(): Promise<void> {
-    this.#released ??= this.#release().catch((error: unknown) => {
-      this.#released = undefined;
-      throw error;
-    });
-    return this.#released;
-  }
-
-  /** `await using lease = await lock.acquire()`: releases when the scope ends. */
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.release();
   }
 }

@@ -15,8 +15,9 @@ export interface LatchWaitOptions {
   signal?: AbortSignal;
 }
 
-/** A count-down latch shared by every client (see {@link CountDownLatch}). */
+/** A count-down latch shared by every client: `locks.getCountDownLatch(name)`. */
 export interface RCountDownLatch {
+  /** The latch's name. */
   readonly name: string;
   /** Sets the count if the latch is not set (count 0 or absent); true if this call set it. */
   trySetCount(count: number): Promise<boolean>;

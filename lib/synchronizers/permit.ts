@@ -1,3 +1,5 @@
+import { Releasable } from '../releasable.js';
+
 /** What a Permit is built from. */
 export interface PermitInit {
   readonly id: string;
@@ -16,7 +18,7 @@ export interface PermitInit {
  * called again (the same request: Redis applies it once). `await using permit = await
  * sem.acquire()` releases on scope exit.
  */
-export class Permit implements AsyncDisposable {
+export class Permit extends Releasable {
   /** Unique across clients: `<permits>:<client id>:<n>`. */
   readonly id: string;
   /** The semaphore's name. */
@@ -25,32 +27,12 @@ export class Permit implements AsyncDisposable {
   readonly permits: number;
   /** Aborted when the permits are lost (or no longer renewed) while unreleased. */
   readonly signal: AbortSignal;
-  readonly #release: () => Promise<void>;
-  #released: Promise<void> | undefined;
-
+  /** @internal Permits are made by the semaphore (`acquire`, `tryAcquire`, `withPermit`). */
   constructor(init: PermitInit) {
+    super(init.release);
     this.id = init.id;
     this.name = init.name;
     this.permits = init.permits;
     this.signal = init.signal;
-    this.#release = init.release;
-  }
-
-  /** True once `release()` was called. */
-  get released(): boolean {
-    return this.#released !== undefined;
-  }
-
-  /** Gives the permits back; later calls return the first call's promise, unless it rejected. */
-  release(): Promise<void> {
-    this.#released ??= this.#release().catch((error: unknown) => {
-      this.#released = undefined;
-      throw error;
-    });
-    return this.#released;
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.release();
   }
 }

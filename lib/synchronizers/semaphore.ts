@@ -31,11 +31,13 @@ export interface PermitOptions {
   signal?: AbortSignal;
 }
 
-/** A counting semaphore with leased permits (see {@link Semaphore}). */
+/** A counting semaphore with leased permits: `locks.getSemaphore(name, { permits, fair? })`. */
 export interface RSemaphore {
+  /** The semaphore's name. */
   readonly name: string;
   /** The limit this object checks requests against. */
   readonly permits: number;
+  /** Whether permits go in strict arrival order across processes. */
   readonly fair: boolean;
   /** Waits for permits (without limit unless `waitTime`); LockAcquireTimeoutError when it runs out. */
   acquire(options?: PermitOptions): Promise<Permit>;
