@@ -1,30 +1,23 @@
-import type { Redis } from 'ioredis';
 import { currentContext, newContextId, ownerId } from '../context.js';
 import type { LockCore } from '../core.js';
 import { LockAcquireTimeoutError, LockNotHeldError, toLockError, type LockOperation } from '../errors.js';
 import { holdDrift, type Hold, type RenewTarget } from '../holds.js';
 import { lockKeys, type LockKeys } from '../keys.js';
 import { Lease } from '../lease.js';
-import type { RedisConnection } from '../scripts/registry.js';
 import { checkFunction, checkLockArgs, checkLockName, checkTryLockArgs, checkWaitOptions, WATCHDOG_LEASE } from '../validate.js';
 import type { Acquired } from '../wait.js';
 import { leaseOfHold, releaseHold, type ReleaseTicket } from './hold-release.js';
+import { LockMember } from './lock-member.js';
 import { confirmReplicas } from './replica-ack.js';
 import { newRequestId } from './request-id.js';
 import { runWithLease } from './with-lease.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
 
-function serverAddress(redis: RedisConnection): string {
-  if (redis.isCluster) return 'cluster';
-  const { path, host, port, db } = (redis as Redis).options;
-  return path ?? `${host}:${port}/${db ?? 0}`;
-}
-
 /**
  * Brands every BaseLock under a registry symbol, so a MultiLock of one loaded copy of rlock (ESM
  * or CJS) takes the locks of the other. Versioned: MultiLock relies on BaseLock's internals.
  */
-export const BASE_LOCK = Symbol.for('rlock.baseLock.v1');
+export const BASE_LOCK = Symbol.for('rlock.baseLock.v2');
 
 /**
  * What every lock kind shares: owner resolution (contexts and unscoped holds), argument
@@ -32,7 +25,6 @@ export const BASE_LOCK = Symbol.for('rlock.baseLock.v1');
  * A kind supplies how to acquire (with its waiting strategy) and how to release.
  */
 export abstract class BaseLock implements RLock {
-  readonly [BASE_LOCK] = true;
   readonly name: string;
   protected readonly core: LockCore;
   protected readonly keys: LockKeys;
@@ -50,12 +42,7 @@ export abstract class BaseLock implements RLock {
    * Acquires for `owner`: `waitMs` 0 is one attempt, undefined waits without limit.
    * Resolves with the successful attempt, or false.
    */
-  protected abstract acquireFor(
-    owner: string,
-    waitMs: number | undefined,
-    leaseMs: number,
-    signal: AbortSignal | undefined,
-  ): Promise<Acquired | false>;
+  protected abstract acquireFor(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false>;
 
   /**
    * Releases one hold of `owner`; `reExpireMs` (0: keep) is the TTL the lock keeps at least when
@@ -126,10 +113,8 @@ export abstract class BaseLock implements RLock {
   }
 
   async getHoldCount(): Promise<number> {
-    await this.open();
     const owner = this.currentOwner();
-    if (owner === undefined) return 0;
-    return Number((await this.query(this.core.redis.hget(this.keys.lock, owner))) ?? 0);
+    return owner === undefined ? 0 : this.holdCountOf(owner);
   }
 
   async remainTimeToLive(): Promise<number> {
@@ -156,69 +141,34 @@ export abstract class BaseLock implements RLock {
     return runWithLease(() => this.acquire(options), body, (error) => this.core.events.emit('error', error));
   }
 
-  /**
-   * For MultiLock: true when `other` is this same lock (same client or connection, same key),
-   * so holding both would mean waiting for oneself.
-   */
-  isSameLockAs(other: BaseLock): boolean {
-    return this.keys.lock === other.keys.lock && (this.core === other.core || this.core.redis === other.core.redis);
+  /** For MultiLock (of this or another loaded copy of rlock): this lock as a member, with exact-owner calls. */
+  [BASE_LOCK](): LockMember {
+    return new LockMember({
+      lock: this,
+      core: this.core,
+      keys: this.keys,
+      lockId: this.#lockId,
+      newOwner: () => this.#acquiringOwner(),
+      acquireAs: async (owner, waitMs, leaseMs, signal) => {
+        await this.open();
+        return (await this.#acquire(owner, waitMs, leaseMs, signal, false)) !== false;
+      },
+      releaseAs: (owner) => this.releaseOwner(owner),
+      holdOf: (owner) => this.holdOf(owner),
+      holdCountOf: (owner) => this.holdCountOf(owner),
+    });
   }
 
-  /**
-   * For MultiLock: the order every MultiLock takes its locks in, the same in every process:
-   * by key, then (same key on several servers) by the server's address.
-   */
-  get orderKey(): string {
-    return `${this.keys.lock}\u0000${serverAddress(this.core.redis)}`;
-  }
-
-  /** For MultiLock: a failure nobody awaits, reported as an `error` event of this lock's client. */
-  reportError(error: unknown): void {
-    this.core.events.emit('error', error);
-  }
-
-  /** For MultiLock: this lock on this client, the same for every object made for it. */
-  get identity(): string {
-    return `${this.core.clientId}\u0000${this.#lockId}`;
-  }
-
-  /** For MultiLock: the owner an acquisition would use now (the context's, or a fresh one). */
-  newOwner(): string {
-    return this.#acquiringOwner();
-  }
-
-  /**
-   * For MultiLock: acquires for exactly `owner`, with no Lease, and not listed among this lock's
-   * unscoped holds (a plain `unlock()` elsewhere must never release a MultiLock's member).
-   */
-  async acquireAs(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<boolean> {
-    await this.open();
-    return (await this.#acquire(owner, waitMs, leaseMs, signal, false)) !== false;
-  }
-
-  /** For MultiLock and RedLock: releases one hold of exactly `owner`; resolves with the holds left. */
-  async releaseAs(owner: string): Promise<number> {
-    await this.open();
-    return this.#release(owner);
-  }
-
-  /** For MultiLock: whether this client still holds the lock for `owner` (its clock has not run out). */
-  isHeldBy(owner: string): boolean {
-    return this.holdOf(owner) !== undefined;
-  }
-
-  /** For MultiLock: `owner`'s hold count of this lock, 0 if none. */
+  /** `owner`'s hold count of this lock, 0 if none. */
   async holdCountOf(owner: string): Promise<number> {
     await this.open();
     return Number((await this.query(this.core.redis.hget(this.keys.lock, owner))) ?? 0);
   }
 
-  /** For MultiLock: calls `onEnd` once `owner`'s hold of this lock ends; false if it holds none. */
-  whenHoldEnds(owner: string, onEnd: () => void): boolean {
-    const hold = this.holdOf(owner);
-    if (!hold) return false;
-    (hold.observers ??= []).push({ ended: onEnd });
-    return true;
+  /** Releases one hold of exactly `owner` (MultiLock and RedLock); resolves with the holds left. */
+  protected async releaseOwner(owner: string): Promise<number> {
+    await this.open();
+    return this.#release(owner);
   }
 
   /** Acquires for the current owner (the context's, or a fresh one); false when the wait ran out. */
@@ -253,13 +203,7 @@ export abstract class BaseLock implements RLock {
   }
 
   /** Acquires for `owner`; `listed`: an unscoped hold goes on the list `unlock()` takes from. */
-  async #acquire(
-    owner: string,
-    waitMs: number | undefined,
-    leaseMs: number,
-    signal: AbortSignal | undefined,
-    listed = true,
-  ): Promise<Acquired | false> {
+  async #acquire(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, listed = true): Promise<Acquired | false> {
     signal?.throwIfAborted();
     const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
     const ttlMs = this.ttlFor(leaseMs);

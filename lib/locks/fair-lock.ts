@@ -22,12 +22,7 @@ export class FairLock extends BaseLock {
     return this.core.scripts.fair.forceUnlock(this.keys, this.core.publish, this.forceRequestId());
   }
 
-  protected override acquireFor(
-    owner: string,
-    waitMs: number | undefined,
-    leaseMs: number,
-    signal: AbortSignal | undefined,
-  ): Promise<Acquired | false> {
+  protected override acquireFor(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
     const { core, keys } = this;
     const ttlMs = this.ttlFor(leaseMs);
     const waitTimeoutMs = core.fairLockWaitTimeoutMs;

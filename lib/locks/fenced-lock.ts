@@ -54,12 +54,7 @@ export class FencedLock extends BaseLock implements RFencedLock {
     return token === null ? null : Number(token);
   }
 
-  protected override acquireFor(
-    owner: string,
-    waitMs: number | undefined,
-    leaseMs: number,
-    signal: AbortSignal | undefined,
-  ): Promise<Acquired | false> {
+  protected override acquireFor(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
     const { core } = this;
     const ttlMs = this.ttlFor(leaseMs);
     return waitNonFair(this.core, this.#wait, waitMs, signal, async (mode) => {

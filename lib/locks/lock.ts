@@ -18,12 +18,7 @@ export class ReentrantLock extends BaseLock implements NodeLockSource {
     this.#wait = exclusiveWait(this.keys);
   }
 
-  protected override acquireFor(
-    owner: string,
-    waitMs: number | undefined,
-    leaseMs: number,
-    signal: AbortSignal | undefined,
-  ): Promise<Acquired | false> {
+  protected override acquireFor(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
     const { core, keys } = this;
     const ttlMs = this.ttlFor(leaseMs);
     return waitNonFair(this.core, this.#wait, waitMs, signal, async (mode) => {
@@ -58,7 +53,7 @@ export class ReentrantLock extends BaseLock implements NodeLockSource {
       },
       track: (owner, sentAt, leaseMs, maxRenewals) => this.trackHold(owner, sentAt, leaseMs, { quiet: true, maxRenewals }),
       releaseHeld: async (owner) => {
-        if (this.holdOf(owner)) return this.releaseAs(owner);
+        if (this.holdOf(owner)) return this.releaseOwner(owner);
         await open();
         return this.releaseFor(owner, 0, newRequestId(), 1_000);
       },

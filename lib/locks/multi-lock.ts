@@ -8,7 +8,8 @@ import {
   checkWaitOptions,
   type ParsedWait,
 } from '../validate.js';
-import { BASE_LOCK, type BaseLock } from './base-lock.js';
+import { BASE_LOCK } from './base-lock.js';
+import type { LockMember } from './lock-member.js';
 import { runWithLease } from './with-lease.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
 
@@ -35,22 +36,22 @@ export class MultiLock implements RLock {
   /** `MultiLock(<member names>)`, in the order they were given. */
   readonly name: string;
   /** The members in acquisition order. */
-  readonly #locks: readonly BaseLock[];
+  readonly #members: readonly LockMember[];
   /** Names its members on their clients: MultiLocks over the same locks share their holds. */
   readonly #id: string;
 
   /** @throws InvalidArgumentError with no lock, a value that is not an rlock lock, or a lock given twice. */
   constructor(...locks: RLock[]) {
     if (locks.length === 0) throw new InvalidArgumentError('a MultiLock needs at least one lock');
-    locks.forEach((lock: unknown, i) => {
+    const members = locks.map((lock: unknown, i) => {
       if (!isBaseLock(lock)) {
         throw new InvalidArgumentError(
           `lock #${i + 1} of a MultiLock must be a lock made by a LockClient (getLock, getFencedLock, ` +
             `getReadWriteLock(name).readLock() or .writeLock()), got ${lock instanceof MultiLock ? 'a MultiLock' : typeof lock}`,
         );
       }
+      return lock[BASE_LOCK]();
     });
-    const members = locks as BaseLock[];
     members.forEach((lock, i) => {
       const twin = members.findIndex((other, j) => j < i && other.isSameLockAs(lock));
       if (twin !== -1) {
@@ -61,8 +62,8 @@ export class MultiLock implements RLock {
       }
     });
     this.name = `MultiLock(${members.map((lock) => lock.name).join(', ')})`;
-    this.#locks = [...members].sort((a, b) => (a.orderKey < b.orderKey ? -1 : a.orderKey > b.orderKey ? 1 : 0));
-    this.#id = this.#locks.map((lock) => lock.identity).join('\n');
+    this.#members = [...members].sort((a, b) => (a.orderKey < b.orderKey ? -1 : a.orderKey > b.orderKey ? 1 : 0));
+    this.#id = this.#members.map((member) => member.identity).join('\n');
   }
 
   async lock(leaseTime?: number, options?: SignalOptions): Promise<void> {
@@ -95,9 +96,9 @@ export class MultiLock implements RLock {
       }
       return;
     }
-    const results = await Promise.allSettled(this.#locks.map((lock) => lock.unlock()));
+    const results = await Promise.allSettled(this.#members.map(({ lock }) => lock.unlock()));
     const failed = results.flatMap((result, i) =>
-      result.status === 'rejected' ? [{ lock: this.#locks[i]!, error: result.reason as unknown }] : [],
+      result.status === 'rejected' ? [{ lock: this.#members[i]!.lock, error: result.reason as unknown }] : [],
     );
     if (failed.length === 0) return;
     const other = failed.find(({ error }) => !(error instanceof LockNotHeldError));
@@ -110,13 +111,13 @@ export class MultiLock implements RLock {
 
   /** Force-unlocks every member; true if any was locked. */
   async forceUnlock(): Promise<boolean> {
-    const removed = await Promise.all(this.#locks.map((lock) => lock.forceUnlock()));
+    const removed = await Promise.all(this.#members.map(({ lock }) => lock.forceUnlock()));
     return removed.includes(true);
   }
 
   /** True when any member is locked (by anyone): the MultiLock could not be taken at once. */
   async isLocked(): Promise<boolean> {
-    return (await Promise.all(this.#locks.map((lock) => lock.isLocked()))).includes(true);
+    return (await Promise.all(this.#members.map(({ lock }) => lock.isLocked()))).includes(true);
   }
 
   /** True when the current owner holds every member. */
@@ -126,15 +127,15 @@ export class MultiLock implements RLock {
 
   /** How many times the current owner holds the whole set: the smallest hold count of its members. */
   async getHoldCount(): Promise<number> {
-    if (currentContext()) return Math.min(...(await Promise.all(this.#locks.map((lock) => lock.getHoldCount()))));
+    if (currentContext()) return Math.min(...(await Promise.all(this.#members.map(({ lock }) => lock.getHoldCount()))));
     const set = unscopedSets.get(this.#id)?.at(-1);
     if (!set) return 0;
-    return Math.min(...(await Promise.all(set.map(({ lock, owner }) => lock.holdCountOf(owner)))));
+    return Math.min(...(await Promise.all(set.map(({ member, owner }) => member.holdCountOf(owner)))));
   }
 
   /** ms until the first locked member's lease ends (-1: one has no TTL); -2 when none is locked. */
   async remainTimeToLive(): Promise<number> {
-    const ttls = await Promise.all(this.#locks.map((lock) => lock.remainTimeToLive()));
+    const ttls = await Promise.all(this.#members.map(({ lock }) => lock.remainTimeToLive()));
     const running = ttls.filter((ttl) => ttl >= 0);
     if (running.length > 0) return Math.min(...running);
     return ttls.includes(-1) ? -1 : -2;
@@ -153,7 +154,7 @@ export class MultiLock implements RLock {
     const body = checkFunction<(lease: Lease) => T | Promise<T>>(fn, 'fn');
     const parsed = checkWaitOptions(options, this.name);
     // A release that fails after fn threw is reported by the first member's client.
-    return runWithLease(async () => this.#combine(await this.#acquireLeases(parsed)), body, (error) => this.#locks[0]!.reportError(error));
+    return runWithLease(async () => this.#combine(await this.#acquireLeases(parsed)), body, (error) => this.#members[0]!.reportError(error));
   }
 
   /**
@@ -161,16 +162,16 @@ export class MultiLock implements RLock {
    * taken outside a context is remembered for unlock() until any member's hold ends.
    */
   async #takeMembers(parsed: ParsedWait): Promise<boolean> {
-    const take = async (lock: BaseLock, waitMs: number | undefined): Promise<MemberHold | false> => {
-      const owner = lock.newOwner();
-      return (await lock.acquireAs(owner, waitMs, parsed.leaseMs, parsed.signal)) ? { lock, owner } : false;
+    const take = async (member: LockMember, waitMs: number | undefined): Promise<MemberHold | false> => {
+      const owner = member.newOwner();
+      return (await member.acquireAs(owner, waitMs, parsed.leaseMs, parsed.signal)) ? { member, owner } : false;
     };
-    const set = await this.#takeAll(parsed, take, letGoOfMembers, ({ lock, owner }) => lock.isHeldBy(owner));
+    const set = await this.#takeAll(parsed, take, letGoOfMembers, ({ member, owner }) => member.isHeldBy(owner));
     if (set === false) return false;
     if (!currentContext()) {
       this.#rememberSet(set);
       // A member lost or expired: the set is no longer held as a whole, unlock() must not find it.
-      for (const { lock, owner } of set) if (!lock.whenHoldEnds(owner, () => this.#forgetSet(set))) this.#forgetSet(set);
+      for (const { member, owner } of set) if (!member.whenHoldEnds(owner, () => this.#forgetSet(set))) this.#forgetSet(set);
     }
     return true;
   }
@@ -191,7 +192,7 @@ export class MultiLock implements RLock {
 
   /** One Lease per member, in acquisition order. @throws LockAcquireTimeoutError when the budget ran out. */
   async #acquireLeases(parsed: ParsedWait): Promise<Lease[]> {
-    const take = async (lock: BaseLock, waitMs: number | undefined): Promise<Lease | false> => {
+    const take = async ({ lock }: LockMember, waitMs: number | undefined): Promise<Lease | false> => {
       try {
         return await lock.acquire({ waitTime: waitMs, leaseTime: parsed.leaseMs, signal: parsed.signal });
       } catch (error) {
@@ -215,7 +216,7 @@ export class MultiLock implements RLock {
    */
   async #takeAll<H>(
     { waitMs, signal }: ParsedWait,
-    take: (lock: BaseLock, waitMs: number | undefined) => Promise<H | false>,
+    take: (member: LockMember, waitMs: number | undefined) => Promise<H | false>,
     undo: (held: H[]) => Promise<void>,
     stillHeld: (held: H) => boolean,
   ): Promise<H[] | false> {
@@ -224,8 +225,8 @@ export class MultiLock implements RLock {
     for (;;) {
       const held: H[] = [];
       try {
-        for (const lock of this.#locks) {
-          const got = await take(lock, deadline === Infinity ? undefined : Math.max(0, Math.ceil(deadline - performance.now())));
+        for (const member of this.#members) {
+          const got = await take(member, deadline === Infinity ? undefined : Math.max(0, Math.ceil(deadline - performance.now())));
           if (got === false) break;
           held.push(got);
         }
@@ -233,7 +234,7 @@ export class MultiLock implements RLock {
         await undo(held).catch(() => undefined);
         throw error;
       }
-      const complete = held.length === this.#locks.length;
+      const complete = held.length === this.#members.length;
       // A member lost (or whose lease ran out) while the others were waited for: the set is not
       // held as a whole; let go and take it again within the budget.
       if (complete && held.every(stillHeld)) return held;
@@ -265,13 +266,13 @@ export class MultiLock implements RLock {
 }
 
 /** A lock of this or of another loaded copy of rlock that a MultiLock can take. */
-function isBaseLock(value: unknown): value is BaseLock {
-  return typeof value === 'object' && value !== null && (value as Partial<Record<typeof BASE_LOCK, unknown>>)[BASE_LOCK] === true;
+function isBaseLock(value: unknown): value is { [BASE_LOCK](): LockMember } {
+  return typeof value === 'object' && value !== null && typeof (value as Partial<Record<typeof BASE_LOCK, unknown>>)[BASE_LOCK] === 'function';
 }
 
 /** One member held for one owner: how a MultiLock releases exactly what it took. */
 interface MemberHold {
-  readonly lock: BaseLock;
+  readonly member: LockMember;
   readonly owner: string;
 }
 
@@ -291,5 +292,5 @@ async function letGo(releases: (() => Promise<unknown>)[]): Promise<void> {
   if (failure?.status === 'rejected') throw failure.reason;
 }
 
-const letGoOfMembers = (members: MemberHold[]): Promise<void> => letGo(members.map(({ lock, owner }) => () => lock.releaseAs(owner)));
+const letGoOfMembers = (members: MemberHold[]): Promise<void> => letGo(members.map(({ member, owner }) => () => member.releaseAs(owner)));
 const letGoOfLeases = (leases: Lease[]): Promise<void> => letGo(leases.map((lease) => () => lease.release()));

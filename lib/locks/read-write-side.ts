@@ -26,12 +26,7 @@ export abstract class ReadWriteSide extends BaseLock {
   /** Where this side's waiters wait. */
   protected abstract get waitTarget(): WaitTarget;
 
-  protected override acquireFor(
-    owner: string,
-    waitMs: number | undefined,
-    leaseMs: number,
-    signal: AbortSignal | undefined,
-  ): Promise<Acquired | false> {
+  protected override acquireFor(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
     const ttlMs = this.ttlFor(leaseMs);
     return waitNonFair(this.core, this.waitTarget, waitMs, signal, async (mode): Promise<AttemptResult> => {
       const sentAt = performance.now();
