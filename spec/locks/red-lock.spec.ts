@@ -265,10 +265,12 @@ describe('RedLock over 5 independent redis-servers', () => {
       // The wait, plus at most one round and its undo in flight, plus scheduling slack.
       expect(elapsed).toBeLessThan(500 + 2 * nodeTimeout + 300);
       const failure = redLock.lastFailure!;
-      expect(failure).toMatchObject({ operation: 'acquire', granted: 2, refused: 0, failed: 3 });
+      expect(failure).toMatchObject({ operation: 'acquire', refused: 0, failed: 3 });
+      // Three failures decide the round: the live nodes' grants may not have been awaited.
+      expect(failure.granted + failure.unanswered).toBe(2);
       expect(failure.attempts).toBeGreaterThan(1);
       expect(failure.failures.map((f) => f.node)).toEqual([2, 3, 4]);
-      expect(failure.message).toMatch(/2 granted, 0 refused \(held by another owner\), 3 failed \(node 2: .+; node 3: .+; node 4: .+\)/);
+      expect(failure.message).toMatch(/\d granted, 0 refused \(held by another owner\), 3 failed \(node 2: .+; node 3: .+; node 4: .+\)/);
       // Every round released what it got on the live nodes before the call returned.
       const live = await keysPerNode();
       expect([live[0], live[1]]).toEqual([[], []]);
