@@ -9,6 +9,4 @@ export default defineConfig({
   target: 'node20',
   // Lua scripts are inlined as strings so neither build reads files at run time.
   loader: { '.lua': 'text' },
-  // Class names stay as written: errors match across copies of rlock by class name.
-  keepNames: true,
 });

@@ -61,11 +61,22 @@ export class LockMember {
     return `${this.#parts.keys.lock}\u0000${serverAddress(this.#parts.core.redis)}`;
   }
 
-  /** True when `other` is this same lock (same client or connection, same key): holding both would wait for oneself. */
+  /** The lock's key (without the connection's own prefix). */
+  get key(): string {
+    return this.#parts.keys.lock;
+  }
+
+  /** The client internals the lock belongs to. */
+  get core(): LockCore {
+    return this.#parts.core;
+  }
+
+  /**
+   * True when `other` is this same lock (same client or connection, same key): holding both would
+   * wait for oneself. `other` may come from another loaded copy of rlock: public members only.
+   */
   isSameLockAs(other: LockMember): boolean {
-    const mine = this.#parts;
-    const theirs = other.#parts;
-    return mine.keys.lock === theirs.keys.lock && (mine.core === theirs.core || mine.core.redis === theirs.core.redis);
+    return this.key === other.key && (this.core === other.core || this.core.redis === other.core.redis);
   }
 
   newOwner(): string {
