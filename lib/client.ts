@@ -12,7 +12,7 @@ import { FairLock } from './locks/fair-lock.js';
 import { FencedLock } from './locks/fenced-lock.js';
 import { ReentrantLock } from './locks/lock.js';
 import { ReadWriteLock } from './locks/read-write-lock.js';
-import type { RFencedLock, RLock, RReadWriteLock } from './locks/rlock.js';
+import type { RFairLock, RFencedLock, RLock, RReadWriteLock } from './locks/rlock.js';
 import { DEFAULTS, replicaAck, SUBSCRIPTION_LINGER_MS, type LockClientOptions } from './options.js';
 import { NoticeSubscriber } from './pubsub/subscriber.js';
 import { WaiterQueues } from './pubsub/waiter-queues.js';
@@ -234,7 +234,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
    * all clients and processes; a release wakes only the next in line.
    * @throws InvalidArgumentError for an empty or non-string name.
    */
-  getFairLock(name: string): RLock {
+  getFairLock(name: string): RFairLock {
     return new FairLock(this.#core, name);
   }
 

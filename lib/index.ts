@@ -24,7 +24,8 @@ export {
 export { Lease } from './lease.js';
 export { MultiLock } from './locks/multi-lock.js';
 export { RedLock } from './locks/red-lock.js';
-export type { FencedLease, LockWaitOptions, RFencedLock, RLock, RReadWriteLock, SignalOptions } from './locks/rlock.js';
+export type { LockHolder, QueuedWaiter } from './inspect/types.js';
+export type { FencedLease, LockWaitOptions, RFairLock, RFencedLock, RLock, RReadWriteLock, SignalOptions } from './locks/rlock.js';
 export type { LockClientOptions, RedLockOptions, SyncReplicas } from './options.js';
 export { Permit } from './synchronizers/permit.js';
 export type { RCountDownLatch, LatchWaitOptions } from './synchronizers/count-down-latch.js';

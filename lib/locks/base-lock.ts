@@ -3,6 +3,8 @@ import type { LockCore } from '../core.js';
 import { LockAcquireTimeoutError, LockNotHeldError, toLockError, type LockOperation } from '../errors.js';
 import { holdDrift, type Hold, type RenewTarget } from '../holds.js';
 import { lockKeys, type LockKeys } from '../keys.js';
+import { exclusiveHolders, inspectKeys } from '../inspect/inspect.js';
+import type { LockHolder } from '../inspect/types.js';
 import { Lease } from '../lease.js';
 import { checkFunction, checkLockArgs, checkLockName, checkTryLockArgs, checkWaitOptions, WATCHDOG_LEASE } from '../validate.js';
 import type { Acquired } from '../wait.js';
@@ -120,6 +122,11 @@ export abstract class BaseLock implements RLock {
   async remainTimeToLive(): Promise<number> {
     await this.open();
     return this.query(this.core.redis.pttl(this.keys.lock));
+  }
+
+  async getHolders(): Promise<LockHolder[]> {
+    await this.open();
+    return exclusiveHolders(this.core.redis, inspectKeys(this.core.keyPrefix, this.name));
   }
 
   async acquire(options?: LockWaitOptions): Promise<Lease> {

@@ -2,6 +2,9 @@ import type { LockCore } from '../core.js';
 import { acquireInTurn, type FairAttempt } from '../fair-wait.js';
 import { acquireOnce, type Acquired } from '../wait.js';
 import { BaseLock } from './base-lock.js';
+import { fairQueue, inspectKeys } from '../inspect/inspect.js';
+import type { QueuedWaiter } from '../inspect/types.js';
+import type { RFairLock } from './rlock.js';
 import { newRequestId } from './request-id.js';
 
 /** Numbers the waiting calls of this process; with the client id they name a waiter everywhere. */
@@ -12,9 +15,14 @@ let lastWaiter = 0;
  * in Redis (see fair-queue.lua). Waiting calls get the lock in the order they first asked for
  * it, across all clients; a release tells only the head of the queue.
  */
-export class FairLock extends BaseLock {
+export class FairLock extends BaseLock implements RFairLock {
   constructor(core: LockCore, name: unknown) {
     super(core, name, 'fair-lock');
+  }
+
+  async getQueue(): Promise<QueuedWaiter[]> {
+    await this.open();
+    return fairQueue(this.core.redis, inspectKeys(this.core.keyPrefix, this.name));
   }
 
   override async forceUnlock(): Promise<boolean> {

@@ -11,6 +11,8 @@ import {
 import { BASE_LOCK } from './base-lock.js';
 import type { LockMember } from './lock-member.js';
 import { runWithLease } from './with-lease.js';
+import { memberHolders } from '../inspect/composite.js';
+import type { LockHolder } from '../inspect/types.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
 
 /**
@@ -131,6 +133,12 @@ export class MultiLock implements RLock {
     const set = unscopedSets.get(this.#id)?.at(-1);
     if (!set) return 0;
     return Math.min(...(await Promise.all(set.map(({ member, owner }) => member.holdCountOf(owner)))));
+  }
+
+  /** Each member's holders, tagged with the member's name (`lock`). */
+  async getHolders(): Promise<LockHolder[]> {
+    const locks = this.#members.map(({ lock }) => lock);
+    return memberHolders(locks, await Promise.all(locks.map((lock) => lock.getHolders())));
   }
 
   /** ms until the first locked member's lease ends (-1: one has no TTL); -2 when none is locked. */

@@ -5,6 +5,8 @@ import type { Acquired, AttemptResult } from '../wait.js';
 import type { RenewTarget } from '../holds.js';
 import { BaseLock } from './base-lock.js';
 import { waitNonFair } from './non-fair-wait.js';
+import { inspectKeys, readWriteHolders } from '../inspect/inspect.js';
+import type { LockHolder } from '../inspect/types.js';
 
 /** One side of a read-write lock (layout: lib/scripts/read-write-holds.lua). */
 export abstract class ReadWriteSide extends BaseLock {
@@ -58,6 +60,12 @@ export abstract class ReadWriteSide extends BaseLock {
   override async holdCountOf(owner: string): Promise<number> {
     await this.open();
     return this.view(await this.core.scripts.readWrite.state(this.rwKeys, owner)).holdCount;
+  }
+
+  /** This side's holders: each reader (the writer too, if it also reads), or the writer. */
+  override async getHolders(): Promise<LockHolder[]> {
+    await this.open();
+    return readWriteHolders(this.core.redis, inspectKeys(this.core.keyPrefix, this.name), this.#mode);
   }
 
   /** ms until this side's longest lease ends; -2 when nobody holds it. */

@@ -15,6 +15,8 @@ import { checkFunction, checkLockArgs, checkTryLockArgs, checkWaitOptions, WATCH
 import { raceDeadline } from '../wait.js';
 import type { NodeLock } from './node-lock.js';
 import { runWithLease } from './with-lease.js';
+import { majorityHolders } from '../inspect/composite.js';
+import type { LockHolder } from '../inspect/types.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
 
 /**
@@ -131,6 +133,12 @@ export class RedLock implements RLock {
     const owner = this.#currentOwner();
     if (owner === undefined) return 0;
     return majorityValue(await this.#query((i) => this.#nodes[i]!.holdCount(owner)), this.#round.quorum);
+  }
+
+  /** The owners holding the lock on a majority of the nodes (see majorityHolders in lib/inspect/composite.ts). */
+  async getHolders(): Promise<LockHolder[]> {
+    this.#assertOpen();
+    return majorityHolders(await this.#query((i) => this.#locks[i]!.getHolders()), this.#round.quorum);
   }
 
   /** The TTL a majority of the nodes still have, ms; -2 when a majority has no lock. */

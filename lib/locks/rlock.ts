@@ -1,3 +1,4 @@
+import type { LockHolder, QueuedWaiter } from '../inspect/types.js';
 import type { Lease } from '../lease.js';
 
 /** Options of a waiting acquisition. All durations are ms. */
@@ -42,6 +43,12 @@ export interface RLock {
   /** The lock's remaining TTL in ms; -2 when not locked, -1 when it has no TTL. */
   remainTimeToLive(): Promise<number>;
   /**
+   * Who holds the lock now, whoever they are: one entry per owner with its hold count and the
+   * ms left of its lease (readers each, or the writer; a fenced lock adds its token); empty when
+   * free. Read-only, one round trip.
+   */
+  getHolders(): Promise<LockHolder[]>;
+  /**
    * Acquires, runs `fn(lease)` in the lock's context (nested calls re-enter), releases in `finally`.
    * @throws LockAcquireTimeoutError when `waitTime` runs out.
    */
@@ -63,6 +70,12 @@ export interface RReadWriteLock {
   readLock(): RLock;
   /** The exclusive side: held by one owner while nobody else reads or writes. */
   writeLock(): RLock;
+}
+
+/** A fair lock: an {@link RLock} whose waiting calls get it in the order they asked. */
+export interface RFairLock extends RLock {
+  /** The waiting calls, head first, with how long each has waited. Read-only, one round trip. */
+  getQueue(): Promise<QueuedWaiter[]>;
 }
 
 /** The Lease of a fenced lock: its `token` is always set. */

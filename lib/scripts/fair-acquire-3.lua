@@ -1,7 +1,8 @@
 -- Acquire or re-enter a fair lock for an owner, in queue order. A waiting call that does not get
 -- it joins the queue, or checks in (keeps its place) if it is queued already.
 -- KEYS[1] lock hash: owner id -> hold count; its TTL is the lease
--- KEYS[2] queue: waiter id -> ticket (arrival order)
+-- KEYS[2] queue: waiter id -> ticket (arrival order: the server ms it joined, made unique and
+--         increasing, so an inspection can tell how long each has waited)
 -- KEYS[3] timeouts: waiter id -> server time (ms) at which it loses its place
 -- ARGV[1] owner id
 -- ARGV[2] lease, ms (a re-entry extends the TTL to it, never shortens it)
@@ -39,7 +40,7 @@ if waiter == '' then return 0 end
 
 if redis.call('ZSCORE', KEYS[2], waiter) == false then
   local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')[2]
-  redis.call('ZADD', KEYS[2], (tonumber(last) or 0) + 1, waiter)
+  redis.call('ZADD', KEYS[2], math.max((tonumber(last) or 0) + 1, now), waiter)
 end
 local timeout = tonumber(ARGV[4])
 redis.call('ZADD', KEYS[3], now + timeout, waiter)
