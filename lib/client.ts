@@ -8,6 +8,7 @@ import { InvalidArgumentError, LockClientClosedError, toLockError } from './erro
 import { Holds } from './holds.js';
 import { CountDownLatch, type RCountDownLatch } from './synchronizers/count-down-latch.js';
 import { Semaphore, type RSemaphore, type SemaphoreOptions } from './synchronizers/semaphore.js';
+import { publishLockEvent } from './telemetry/channels.js';
 import { FairLock } from './locks/fair-lock.js';
 import { FencedLock } from './locks/fenced-lock.js';
 import { ReentrantLock } from './locks/lock.js';
@@ -166,6 +167,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     event: T,
     ...args: EventEmitter.EventArgs<LockClientEvents, T>
   ): boolean {
+    publishLockEvent(this.id, event, args[0]);
     const heard = super.emit(event, ...args);
     if (!heard && (event === 'lost' || event === 'error') && !this.#warnedUnheard.has(event)) {
       this.#warnedUnheard.add(event);

@@ -14,6 +14,32 @@ export interface LockEventInfo {
   readonly owner: string;
 }
 
+/** Payload of `acquired`. */
+export interface LockAcquiredInfo extends LockEventInfo {
+  /** ms from the call to the acquisition (undefined on a RedLock's event). */
+  readonly waitMs?: number;
+  /** Attempts sent to Redis, this one included: 1 when the lock was free (undefined on a RedLock's event). */
+  readonly attempts?: number;
+}
+
+/** Payload of `released`. */
+export interface LockReleasedInfo extends LockEventInfo {
+  /** ms the owner held the lock, from its first acquisition to this last release (undefined on a RedLock's event). */
+  readonly heldMs?: number;
+}
+
+/** Payload of `warning`: something about the Redis deployment puts locks at risk. */
+export interface LockWarningInfo {
+  /** `RLOCK_EVICTION_POLICY`: Redis may evict keys that have a TTL, lock keys among them. */
+  readonly code: 'RLOCK_EVICTION_POLICY';
+  /** What is wrong and how to fix it. */
+  readonly message: string;
+  /** The server it concerns (`host:port`). */
+  readonly server: string;
+  /** The `maxmemory-policy` the server reported. */
+  readonly policy: string;
+}
+
 /** Payload of `lost`. */
 export interface LockLostInfo extends LockEventInfo {
   /** Why the lock was lost. */
@@ -22,10 +48,10 @@ export interface LockLostInfo extends LockEventInfo {
 
 /** Events of {@link LockClient}. */
 export interface LockClientEvents {
-  /** A lock was acquired or re-entered by `owner`. */
-  acquired: [info: LockEventInfo];
-  /** One hold of `owner` was released (the lock is free once its last hold is). */
-  released: [info: LockEventInfo];
+  /** A lock was acquired or re-entered by `owner`, after `waitMs` and `attempts`. */
+  acquired: [info: LockAcquiredInfo];
+  /** The last hold of `owner` was released, after `heldMs`. */
+  released: [info: LockReleasedInfo];
   /** The watchdog renewed a hold (watchdog mode: every third of `watchdogTimeout`). */
   renewed: [info: LockEventInfo];
   /**
@@ -39,6 +65,11 @@ export interface LockClientEvents {
    * (`RLOCK_UNHEARD_ERROR`).
    */
   error: [error: unknown];
+  /**
+   * The Redis deployment puts locks at risk (once per client and server): a `maxmemory-policy`
+   * that may evict lock keys. Also a `process.emitWarning` (type `RLockWarning`, same `code`).
+   */
+  warning: [info: LockWarningInfo];
 }
 
 /** What every lock of one client shares; internal, never exported from the package. */

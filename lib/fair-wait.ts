@@ -36,14 +36,18 @@ export async function acquireInTurn(loop: TurnLoop): Promise<Acquired | false> {
   let queue = loop.waiters.peek();
   const wasSubscribed = queue?.subscribed ?? false;
   queue?.enter(waiterId);
-  const attempt = (): Promise<FairAttempt | typeof TIMED_OUT> => attemptWithin(() => loop.attempt(), loop, deadline);
+  let attempts = 0;
+  const attempt = (): Promise<FairAttempt | typeof TIMED_OUT> => {
+    attempts += 1;
+    return attemptWithin(() => loop.attempt(), loop, deadline);
+  };
   let acquired = false;
   try {
     let result = await attempt();
     if (result === TIMED_OUT) return false;
     if (result.acquired) {
       acquired = true;
-      return result;
+      return { ...result, attempts };
     }
     if (!queue) {
       queue = loop.waiters.get();
@@ -65,7 +69,7 @@ export async function acquireInTurn(loop: TurnLoop): Promise<Acquired | false> {
       if (result === TIMED_OUT) return false;
     }
     acquired = true;
-    return result;
+    return { ...result, attempts };
   } finally {
     queue?.leave(waiterId);
     // Sent after the last attempt on the same connection, so Redis runs it after that attempt.

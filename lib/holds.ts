@@ -65,6 +65,8 @@ export class Hold {
   quiet = false;
   /** Renewals the watchdog may still make (RedLock `maxRenewals`); undefined: no cap. */
   renewalsLeft: number | undefined;
+  /** performance.now() when the owner's first hold was confirmed: `released` tells `heldMs` from it. */
+  readonly since = performance.now();
 
   constructor(
     readonly id: string,

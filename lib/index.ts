@@ -1,6 +1,15 @@
 export { LockClient } from './client.js';
 export type { RedisConnection } from './connection.js';
-export type { LockClientEvents, LockEventInfo, LockLostInfo } from './core.js';
+export type { LockAcquiredInfo, LockClientEvents, LockEventInfo, LockLostInfo, LockReleasedInfo, LockWarningInfo } from './core.js';
+export {
+  diagnosticsChannels,
+  type AcquireEndMessage,
+  type AcquireStartMessage,
+  type LockMessage,
+  type LostMessage,
+  type ReleaseMessage,
+  type RenewMessage,
+} from './telemetry/channels.js';
 export {
   InvalidArgumentError,
   isLockError,

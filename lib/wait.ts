@@ -52,6 +52,8 @@ export interface Acquired {
   readonly sentAt: number;
   /** The fencing token, for fenced locks. */
   readonly token?: number;
+  /** How many attempts the acquisition took, this one included (set by the wait loops). */
+  readonly attempts?: number;
 }
 
 /** What every acquisition attempt answers at least. */
@@ -87,7 +89,7 @@ export interface AcquireLoop extends AttemptGuard {
  */
 export async function acquireOnce(attempt: () => Promise<Attempt>, guard: AttemptGuard): Promise<Acquired | false> {
   const result = await attemptWithin(attempt, guard, performance.now() + SINGLE_ATTEMPT_MS);
-  return result !== TIMED_OUT && result.acquired ? result : false;
+  return result !== TIMED_OUT && result.acquired ? { ...result, attempts: 1 } : false;
 }
 
 /** The waiter mode of an attempt; `woken`: a wake-up notice prompted it (see waiter-set.lua). */
@@ -114,9 +116,12 @@ export async function acquireWithin(loop: AcquireLoop): Promise<Acquired | false
   const wasSubscribed = queue?.subscribed ?? false;
   queue?.enter();
   let acquired = false;
+  let attempts = 0;
   try {
-    const attempt = (woken = false): Promise<AttemptResult | typeof TIMED_OUT> =>
-      attemptWithin(() => loop.attempt(modeFor(queue, woken)), loop, deadline);
+    const attempt = (woken = false): Promise<AttemptResult | typeof TIMED_OUT> => {
+      attempts += 1;
+      return attemptWithin(() => loop.attempt(modeFor(queue, woken)), loop, deadline);
+    };
     let result = await attempt();
     if (result === TIMED_OUT) return false;
     if (!result.acquired && !queue) {
@@ -144,7 +149,7 @@ export async function acquireWithin(loop: AcquireLoop): Promise<Acquired | false
       if (result === TIMED_OUT) return false;
     }
     acquired = result.acquired;
-    return result.acquired ? result : false;
+    return result.acquired ? { ...result, attempts } : false;
   } finally {
     queue?.leave(acquired);
   }

@@ -11,6 +11,7 @@ import type { Acquired } from '../wait.js';
 import { leaseOfHold, releaseHold, type ReleaseTicket } from './hold-release.js';
 import { LockMember } from './lock-member.js';
 import { confirmReplicas } from './replica-ack.js';
+import { AcquireTrack } from '../telemetry/channels.js';
 import { newRequestId } from './request-id.js';
 import { runWithLease } from './with-lease.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
@@ -212,18 +213,19 @@ export abstract class BaseLock implements RLock {
   /** Acquires for `owner`; `listed`: an unscoped hold goes on the list `unlock()` takes from. */
   async #acquire(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, listed = true): Promise<Acquired | false> {
     signal?.throwIfAborted();
+    const track = new AcquireTrack(this.core.clientId, this.#lockId, this.name, owner);
     const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
     const ttlMs = this.ttlFor(leaseMs);
     let acquired: Acquired | false;
     for (;;) {
       const left = waitMs === undefined ? undefined : Math.max(0, Math.ceil(deadline - performance.now()));
-      acquired = await this.acquireFor(owner, left, leaseMs, signal);
+      acquired = await track.settle(this.acquireFor(owner, left, leaseMs, signal));
       if (acquired === false) return false;
       // An answer that came after the lease it granted ran out (by the holder's clock) is no
       // acquisition: someone else may hold the lock already. Let go, and ask again in time.
       if (performance.now() < acquired.sentAt + ttlMs - holdDrift(ttlMs)) break;
       this.abandon(owner);
-      if (left === 0 || performance.now() >= deadline) return false;
+      if (left === 0 || performance.now() >= deadline) return track.gaveUp();
     }
     if (this.core.syncReplicas) {
       const rollBack = (): Promise<number> => this.releaseFor(owner, 0, newRequestId(), 1_000);
@@ -231,7 +233,7 @@ export abstract class BaseLock implements RLock {
     }
     // Synchronously with the reply: the holder's clock (and renewal) start before user code runs.
     this.trackHold(owner, acquired.sentAt, leaseMs, { unscoped: listed && !currentContext() });
-    this.core.events.emit('acquired', { name: this.name, owner });
+    this.core.events.emit('acquired', track.acquired());
     return acquired;
   }
 

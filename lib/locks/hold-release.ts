@@ -99,7 +99,7 @@ function settle(core: LockCore, name: string, hold: Hold, left: number): number 
   hold.count = left;
   if (left === 0) {
     holds.end(hold);
-    if (!hold.quiet) core.events.emit('released', { name, owner: hold.owner });
+    if (!hold.quiet) core.events.emit('released', { name, owner: hold.owner, heldMs: performance.now() - hold.since });
   } else if (hold.ending) {
     // Holds remain after all (another acquisition of the owner came in meanwhile): renew again.
     hold.ending = false;
@@ -128,7 +128,7 @@ async function finishInBackground(
       // Kept (count 0) until its lease is over or a retried release collects the answer.
       hold.count = Math.max(0, left);
       if (left > 0) hold.ending = false;
-      if (left === 0 && !hold.quiet) core.events.emit('released', { name, owner: hold.owner });
+      if (left === 0 && !hold.quiet) core.events.emit('released', { name, owner: hold.owner, heldMs: performance.now() - hold.since });
       return;
     } catch {
       // Reported once, to the caller; the lease bounds the retries.
