@@ -8,6 +8,7 @@ import { InvalidArgumentError, LockClientClosedError, toLockError } from './erro
 import { Holds } from './holds.js';
 import { CountDownLatch, type RCountDownLatch } from './synchronizers/count-down-latch.js';
 import { Semaphore, type RSemaphore, type SemaphoreOptions } from './synchronizers/semaphore.js';
+import { evictionCheck } from './ops/eviction-policy.js';
 import { publishLockEvent } from './telemetry/channels.js';
 import { FairLock } from './locks/fair-lock.js';
 import { FencedLock } from './locks/fenced-lock.js';
@@ -112,6 +113,8 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     }
 
     const scripts = new LockScripts(redis, connectionKeyPrefix);
+    // At first use: warn (`warning` event, process warning) when Redis may evict lock keys.
+    const checkEviction = evictionCheck(redis, (info) => void this.emit('warning', info));
     const holds = new Holds({
       lost: (hold, reason) => void this.emit('lost', { name: hold.target.name, owner: hold.owner, reason }),
     });
@@ -148,7 +151,11 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       assertOpen: () => {
         if (this.#closed) throw new LockClientClosedError('the LockClient is closed');
       },
-      ready: () => (this.#topology ? Promise.resolve() : this.#detect(redis as Cluster, pubsub, subscriber, connectionKeyPrefix)),
+      ready: () => {
+        const ready = this.#topology ? Promise.resolve() : this.#detect(redis as Cluster, pubsub, subscriber, connectionKeyPrefix);
+        checkEviction(ready);
+        return ready;
+      },
     };
     // Known at once for a standalone connection, after ready() for a Cluster.
     this.#core = Object.defineProperties(core, {
