@@ -1,0 +1,83 @@
+import type { Cluster, Redis } from 'ioredis';
+import { inspectLock } from '../inspect/inspect.js';
+
+/** One row of `rlock list`. */
+export interface ListedLock {
+  readonly name: string;
+  /** A lock kind, or `semaphore` / `latch` for rlock's other objects under the prefix. */
+  readonly kind: string;
+  /** How many owners hold it (0: free); undefined for a semaphore or latch. */
+  readonly holders: number | undefined;
+  /** The lock's TTL, ms (-2 free, -1 no TTL). */
+  readonly ttl: number | undefined;
+  /** Waiting calls (fair queue) or clients (the others). */
+  readonly waiting: number | undefined;
+}
+
+/** What follows the `{prefix:name}` hash tag in rlock's keys (lib/keys.ts, semaphore-scripts.ts). */
+const SUFFIX = /^(|:waiters|:read-waiters|:queue|:timeouts|:readers|:token|:rec:[^}]*|:semaphore(:[a-z-]+)?|:latch(:[a-z-]+)?)$/;
+
+/** Escapes glob metacharacters for SCAN MATCH. */
+function globEscape(text: string): string {
+  return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+}
+
+/** The lock name and key suffix of one of rlock's keys under `keyPrefix`, or undefined. */
+export function parseKey(key: string, keyPrefix: string): { name: string; suffix: string } | undefined {
+  const start = `{${keyPrefix}:`;
+  if (!key.startsWith(start)) return undefined;
+  for (let end = key.lastIndexOf('}'); end > start.length; end = key.lastIndexOf('}', end - 1)) {
+    const suffix = key.slice(end + 1);
+    if (SUFFIX.test(suffix)) return { name: key.slice(start.length, end), suffix };
+  }
+  return undefined;
+}
+
+/** SCANs one node for `pattern` (never KEYS), bounded by what the node holds. */
+async function scanNode(node: Redis, pattern: string, into: Set<string>): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1_000);
+    cursor = next;
+    for (const key of batch) into.add(key);
+  } while (cursor !== '0');
+}
+
+/**
+ * The locks (and semaphores, latches) under `keyPrefix` whose name matches the glob `match`:
+ * SCAN on the server, or on every master of a Cluster, keys grouped by lock, then one look at
+ * each lock. Sorted by name.
+ */
+export async function listLocks(redis: Redis | Cluster, keyPrefix: string, match: string): Promise<ListedLock[]> {
+  const pattern = `{${globEscape(keyPrefix)}:${match}}*`;
+  const keys = new Set<string>();
+  const nodes = redis.isCluster ? (redis as Cluster).nodes('master') : [redis as Redis];
+  await Promise.all(nodes.map((node) => scanNode(node, pattern, keys)));
+  const suffixes = new Map<string, Set<string>>();
+  for (const key of keys) {
+    const parsed = parseKey(key, keyPrefix);
+    if (!parsed) continue;
+    let set = suffixes.get(parsed.name);
+    if (!set) suffixes.set(parsed.name, (set = new Set()));
+    set.add(parsed.suffix.startsWith(':rec:') ? ':rec:' : parsed.suffix);
+  }
+  const names = [...suffixes.keys()].sort();
+  const listed: ListedLock[] = [];
+  // One look per lock, 50 at a time.
+  for (let i = 0; i < names.length; i += 50) {
+    const batch = names.slice(i, i + 50);
+    const views = await Promise.all(batch.map((name) => inspectLock(redis, keyPrefix, name)));
+    batch.forEach((name, j) => {
+      const view = views[j];
+      if (view) {
+        const waiting = view.kind === 'fair' ? view.queueLength : view.waitingClientCount + view.waitingReaderCount;
+        listed.push({ name, kind: view.kind, holders: view.holders.length, ttl: view.ttl, waiting });
+        return;
+      }
+      const found = [...suffixes.get(name)!];
+      const other = found.some((s) => s.startsWith(':semaphore')) ? 'semaphore' : found.some((s) => s.startsWith(':latch')) ? 'latch' : undefined;
+      if (other) listed.push({ name, kind: other, holders: undefined, ttl: undefined, waiting: undefined });
+    });
+  }
+  return listed;
+}

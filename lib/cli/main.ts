@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+// The `rlock` command: look at locks, list them, force-unlock one, watch one live.
+// Usage and exit codes: `rlock --help`, docs/operations.md.
+import { createRequire } from 'node:module';
+import { parseArgs } from 'node:util';
+import { forceUnlockCommand, inspectCommand, KINDS, listCommand, watchCommand, type CommandContext } from './commands.js';
+import { connect, parseTarget } from './connect.js';
+import { ExitCode, NotFoundError, UsageError } from './errors.js';
+import type { InspectedKind } from '../inspect/types.js';
+
+const HELP = `rlock: look at and operate rlock locks in Redis
+
+Usage:
+  rlock inspect <name>        kind, holders, hold counts, TTL, fencing token, fair queue, waiting clients
+  rlock list [--match GLOB]   the locks under the prefix (SCAN on every master, never KEYS)
+  rlock force-unlock <name>   delete a held lock whoever holds it (asks first, unless --yes)
+  rlock watch <name>          the inspect view, refreshed every --interval until Ctrl-C
+
+Options:
+  --url URL         redis://[[user]:password@]host[:port][/db], rediss://... (TLS),
+                    redis+sentinel://host:port[,host:port...]/master-name[/db][?sentinelPassword=...],
+                    with --cluster: redis://host:port[,host:port...] (Cluster seeds)
+                    (default: $REDIS_URL, else redis://127.0.0.1:6379)
+  --cluster         the URL's hosts are Cluster seeds
+  --prefix P        the LockClient keyPrefix the locks were made with (default: rlock)
+  --kind K          expect this kind: lock, fenced, fair or read-write (inspect, watch, force-unlock)
+  --json            machine-readable output (watch: one JSON object per line)
+  --yes, -y         force-unlock without asking
+  --match GLOB      list: only lock names matching GLOB (default: *)
+  --interval MS     watch: refresh every MS ms (default: 1000)
+  --count N         watch: stop after N views (default: until Ctrl-C)
+  --help, -h        this help;  --version, -V  the version
+
+Exit codes: 0 done; 1 no such lock (of that kind) or nothing to do; 2 bad usage or URL;
+3 Redis unreachable, refused or failed.`;
+
+function version(): string {
+  const require = createRequire(import.meta.url);
+  for (const path of ['../package.json', '../../package.json']) {
+    try {
+      const pkg = require(path) as { name?: string; version?: string };
+      if (pkg.name === 'rlock' && pkg.version) return pkg.version;
+    } catch {
+      // Not at this path: built (dist/cli.js) or run from source (lib/cli/main.ts).
+    }
+  }
+  return 'unknown';
+}
+
+function positiveInt(value: string | undefined, option: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${option} must be a positive whole number, got "${value}"`);
+  return n;
+}
+
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error && !error.message.includes(error.cause.message) ? `: ${error.cause.message}` : '';
+  return `${error.message}${cause}`;
+}
+
+/** Runs the command line `argv` (without node and the script); resolves with the exit code. */
+async function main(argv: string[], out: (text: string) => void = (text) => void process.stdout.write(`${text}\n`)): Promise<number> {
+  let stopped = false;
+  const onSigint = (): void => {
+    stopped = true;
+  };
+  let redis: Awaited<ReturnType<typeof connect>> | undefined;
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        url: { type: 'string' },
+        cluster: { type: 'boolean', default: false },
+        prefix: { type: 'string', default: 'rlock' },
+        kind: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        yes: { type: 'boolean', short: 'y', default: false },
+        match: { type: 'string', default: '*' },
+        interval: { type: 'string' },
+        count: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+        version: { type: 'boolean', short: 'V', default: false },
+      },
+    });
+    if (values.help) {
+      out(HELP);
+      return ExitCode.Ok;
+    }
+    if (values.version) {
+      out(version());
+      return ExitCode.Ok;
+    }
+    const [command, ...rest] = positionals;
+    if (command === undefined) throw new UsageError('no command: inspect, list, force-unlock or watch (rlock --help)');
+    const needsName = command === 'inspect' || command === 'force-unlock' || command === 'watch';
+    if (!needsName && command !== 'list') throw new UsageError(`unknown command "${command}" (rlock --help)`);
+    if (needsName && rest.length !== 1) throw new UsageError(`${command} takes one lock name, got ${rest.length}`);
+    if (!needsName && rest.length > 0) throw new UsageError('list takes no lock name (filter with --match GLOB)');
+    const name = rest[0] ?? '';
+    if (needsName && name === '') throw new UsageError('the lock name is empty');
+    if (/[{}]/.test(values.prefix)) throw new UsageError('--prefix may not contain braces');
+    if (values.prefix === '') throw new UsageError('--prefix is empty');
+    if (values.kind !== undefined && !KINDS.includes(values.kind as InspectedKind)) {
+      throw new UsageError(`--kind must be one of ${KINDS.join(', ')}, got "${values.kind}"`);
+    }
+    const kind = values.kind as InspectedKind | undefined;
+    const intervalMs = positiveInt(values.interval, '--interval', 1_000);
+    const count = positiveInt(values.count, '--count', Number.MAX_SAFE_INTEGER);
+    const target = parseTarget(values.url ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', values.cluster);
+
+    try {
+      redis = await connect(target);
+    } catch (error) {
+      process.stderr.write(`rlock: cannot connect to ${target.display}: ${describe(error)}\n`);
+      return ExitCode.Connection;
+    }
+    process.on('SIGINT', onSigint);
+    const ctx: CommandContext = { redis, keyPrefix: values.prefix, json: values.json, out, stopped: () => stopped };
+    if (command === 'inspect') await inspectCommand(ctx, name, kind);
+    else if (command === 'list') await listCommand(ctx, values.match);
+    else if (command === 'force-unlock') await forceUnlockCommand(ctx, name, kind, values.yes);
+    else await watchCommand(ctx, name, kind, intervalMs, count);
+    return ExitCode.Ok;
+  } catch (error) {
+    process.stderr.write(`rlock: ${describe(error)}\n`);
+    if (error instanceof NotFoundError) return ExitCode.NotFound;
+    if (error instanceof UsageError) return ExitCode.Usage;
+    // parseArgs' own errors (unknown option, missing value) are usage errors too.
+    if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) return ExitCode.Usage;
+    // A LockRedisError, or anything else from Redis or the connection.
+    return ExitCode.Connection;
+  } finally {
+    process.off('SIGINT', onSigint);
+    redis?.disconnect();
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));
