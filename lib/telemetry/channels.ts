@@ -63,6 +63,7 @@ export interface ReleaseMessage extends LockMessage {
 
 /** `rlock:lost`. */
 export interface LostMessage extends LockMessage {
+  /** Why it was lost: `deleted`, `taken`, `expired` (the holder's clock ran out), `quorum` (a RedLock). */
   readonly reason: LockLostReason;
 }
 
