@@ -74,7 +74,9 @@ export function evictionCheck(redis: RedisConnection, warn: (info: LockWarningIn
   return (ready) => {
     if (started) return;
     started = true;
+    // After the first lock call's own command went out: the check never delays it.
     void ready
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
       .then(() => readEvictionPolicies(redis))
       .then((policies) => {
         for (const server of policies) {

@@ -62,6 +62,7 @@ describe('inspection and the rlock command on a Cluster', () => {
     await b.getReadWriteLock('rw').readLock().lock();
     const fair = await a.getFairLock('fair').acquire();
     const waiting = b.getFairLock('fair').acquire({ waitTime: 10_000 });
+    waiting.catch(() => undefined);
     await until(async () => (await a.getFairLock('fair').getQueue()).length === 1);
 
     for (const name of names) expect((await b.getLock(name).getHolders()).map((h) => h.holdCount)).toEqual([1]);

@@ -69,6 +69,7 @@ describe('inspection: getHolders / getQueue', () => {
     const first = fx.client();
     const second = fx.client();
     const waits = [first.getFairLock('turns').acquire(), sleep(60).then(() => second.getFairLock('turns').acquire())];
+    for (const wait of waits) wait.catch(() => undefined);
     await until(async () => (await fair.getQueue()).length === 2);
     await sleep(50);
     const queue = await fair.getQueue();

@@ -52,6 +52,7 @@ describe('the README’s ACL grant is enough for rlock', () => {
     // Reentrant: a waiter is woken by the release (pub/sub), the watchdog renews.
     const held = await a.getLock('job').acquire();
     const waiting = b.getLock('job').acquire({ waitTime: 5_000 });
+    waiting.catch(() => undefined);
     await until(() => renewed > 0, 3_000);
     expect(await b.getLock('job').getHolders()).toHaveLength(1);
     await held.release();
