@@ -114,13 +114,13 @@ export class RedLock implements RLock {
   /** Deletes the lock on every node whoever holds it; true if any node had it. */
   async forceUnlock(): Promise<boolean> {
     this.#assertOpen();
-    return (await this.#query((i) => this.#locks[i]!.forceUnlock())).some(Boolean);
+    return (await askMajority(this.#round, this.name, (i) => this.#locks[i]!.forceUnlock())).some(Boolean);
   }
 
   /** True when a majority of the nodes have the lock. */
   async isLocked(): Promise<boolean> {
     this.#assertOpen();
-    return (await this.#query((i) => this.#locks[i]!.isLocked())).filter(Boolean).length >= this.#round.quorum;
+    return (await askMajority(this.#round, this.name, (i) => this.#locks[i]!.isLocked())).filter(Boolean).length >= this.#round.quorum;
   }
 
   async isHeldByCurrentOwner(): Promise<boolean> {
@@ -132,19 +132,19 @@ export class RedLock implements RLock {
     this.#assertOpen();
     const owner = this.#currentOwner();
     if (owner === undefined) return 0;
-    return majorityValue(await this.#query((i) => this.#nodes[i]!.holdCount(owner)), this.#round.quorum);
+    return majorityValue(await askMajority(this.#round, this.name, (i) => this.#nodes[i]!.holdCount(owner)), this.#round.quorum);
   }
 
   /** The owners holding the lock on a majority of the nodes (see majorityHolders in lib/inspect/composite.ts). */
   async getHolders(): Promise<LockHolder[]> {
     this.#assertOpen();
-    return majorityHolders(await this.#query((i) => this.#locks[i]!.getHolders()), this.#round.quorum);
+    return majorityHolders(await askMajority(this.#round, this.name, (i) => this.#locks[i]!.getHolders()), this.#round.quorum);
   }
 
   /** The TTL a majority of the nodes still have, ms; -2 when a majority has no lock. */
   async remainTimeToLive(): Promise<number> {
     this.#assertOpen();
-    return majorityValue(await this.#query((i) => this.#locks[i]!.remainTimeToLive()), this.#round.quorum);
+    return majorityValue(await askMajority(this.#round, this.name, (i) => this.#locks[i]!.remainTimeToLive()), this.#round.quorum);
   }
 
   async acquire(options?: LockWaitOptions): Promise<Lease> {
@@ -221,7 +221,7 @@ export class RedLock implements RLock {
           if (holds.get(key) !== ended) return;
           holds.delete(key);
           // A hold left to expire is forgotten with its owner: nothing grows with unreleased holds.
-          this.#forgetUnscoped(owner);
+          this.#home.holds.forgetUnscoped(this.#unscopedKey, owner);
         },
       });
       holds.set(key, hold);
@@ -236,7 +236,7 @@ export class RedLock implements RLock {
       (node) => void this.#nodes[node]!.releaseHeld(owner).catch(() => undefined),
       watchdog,
     );
-    if (!currentContext()) this.#rememberUnscoped(owner);
+    if (!currentContext()) this.#home.holds.rememberUnscoped(this.#unscopedKey, owner);
     this.#home.events.emit('acquired', { name: this.name, owner });
     return hold;
   }
@@ -274,14 +274,9 @@ export class RedLock implements RLock {
     const counted = tally(round.answers, heldByOwner);
     const stillHeld = round.answers.filter((answer) => answer?.kind === 'answered' && answer.value > 0).length;
     const ended = hold ? hold.released() : stillHeld < this.#round.quorum;
-    if (ended) this.#forgetUnscoped(owner);
+    if (ended) this.#home.holds.forgetUnscoped(this.#unscopedKey, owner);
     if (counted.yes < this.#round.quorum) throw this.#notHeld(quorumError('release', this.name, round, counted));
     if (ended) this.#home.events.emit('released', { name: this.name, owner });
-  }
-
-  /** Asks every node; the answers, when at least a majority answered. */
-  #query<T>(call: (node: number) => Promise<T>): Promise<T[]> {
-    return askMajority(this.#round, this.name, call);
   }
 
   #lease(owner: string, hold: RedHold): Lease {
@@ -300,15 +295,6 @@ export class RedLock implements RLock {
   /** The owner acquiring now: the context's, or a fresh one outside any context. */
   #acquiringOwner(): string {
     return ownerId(this.#home.clientId, currentContext()?.id ?? newContextId());
-  }
-
-  /** Remembers a hold taken outside any context (latest last), as BaseLock does. */
-  #rememberUnscoped(owner: string): void {
-    this.#home.holds.rememberUnscoped(this.#unscopedKey, owner);
-  }
-
-  #forgetUnscoped(owner: string): void {
-    this.#home.holds.forgetUnscoped(this.#unscopedKey, owner);
   }
 
   /** The owner whose holds unlock and the queries concern. */
