@@ -119,6 +119,9 @@ export class Holds {
   readonly #listener: HoldsListener;
   #timer: NodeJS.Timeout | undefined;
   #timerAt = Infinity;
+  /** Composite holds (a RedLock's) that end with this client. */
+  readonly #closeHooks = new Set<() => void>();
+  #closed = false;
 
   constructor(listener: HoldsListener) {
     this.#listener = listener;
@@ -189,6 +192,19 @@ export class Holds {
     this.#listener.lost(hold, reason);
   }
 
+  /**
+   * Calls `onClose` when this client closes (at once if it has); the returned function stops
+   * that. A RedLock's hold ends with the client that speaks for it.
+   */
+  whenClosed(onClose: () => void): () => void {
+    if (this.#closed) {
+      onClose();
+      return () => undefined;
+    }
+    this.#closeHooks.add(onClose);
+    return () => this.#closeHooks.delete(onClose);
+  }
+
   /** The owner of this client's latest unscoped hold on the lock. */
   latestUnscoped(lockId: string): string | undefined {
     return this.#unscoped.get(lockId)?.at(-1);
@@ -222,6 +238,8 @@ export class Holds {
    * `error`; fixed leases keep their clock and are told when they run out.
    */
   close(error: LockError): void {
+    this.#closed = true;
+    for (const onClose of [...this.#closeHooks]) onClose();
     for (const hold of [...this.#holds.values()]) {
       if (!hold.watchdog) continue;
       this.end(hold, 'closed');

@@ -215,6 +215,7 @@ export class RedLock implements RLock {
         nodes: this.#nodes.length,
         quorum: this.#round.quorum,
         maxRenewals: this.#maxRenewals,
+        whenHomeCloses: (onClose) => this.#home.holds.whenClosed(onClose),
         renewed: () => void this.#home.events.emit('renewed', { name: this.name, owner }),
         lost: (reason) => void this.#home.events.emit('lost', { name: this.name, owner, reason }),
         forget: (ended) => {

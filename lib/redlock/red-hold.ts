@@ -6,6 +6,8 @@ export interface RedHoldConfig {
   readonly lockName: string;
   readonly nodes: number;
   readonly quorum: number;
+  /** Registers what to do when the first lock's client (which speaks for the RedLock) closes. */
+  whenHomeCloses(onClose: () => void): () => void;
   /** Renewals allowed per node; undefined: no cap. */
   readonly maxRenewals: number | undefined;
   renewed(): void;
@@ -44,8 +46,12 @@ export class RedHold {
     ended: (hold, why) => this.#nodeEnded(hold, why),
   };
 
+  /** Stops listening for the home client's close. */
+  readonly #stopWatchingHome: () => void;
+
   constructor(config: RedHoldConfig) {
     this.#config = config;
+    this.#stopWatchingHome = config.whenHomeCloses(() => this.#lost('closed'));
     this.#members = new Array<Hold | undefined>(config.nodes).fill(undefined);
     this.#endedWhy = new Array<HoldEnd>(config.nodes).fill(undefined);
     this.#renewals = new Array<number>(config.nodes).fill(0);
@@ -119,6 +125,7 @@ export class RedHold {
   end(): void {
     if (this.#ended) return;
     this.#ended = true;
+    this.#stopWatchingHome();
     this.#config.forget(this);
   }
 
@@ -141,12 +148,12 @@ export class RedHold {
     this.#endedWhy[node] = why;
     if (this.#ended || this.releasing > 0 || why === undefined) return;
     const live = this.#members.filter((member) => member !== undefined).length;
-    // The first lock's client speaks for the RedLock: once it is closed, the RedLock is over.
-    if (live >= this.#config.quorum && !(why === 'closed' && node === 0)) return;
+    if (live >= this.#config.quorum) return;
     this.#lost(why);
   }
 
   #lost(why: Exclude<HoldEnd, undefined>): void {
+    if (this.#ended) return;
     const { lockName, maxRenewals } = this.#config;
     if (why === 'closed') {
       // No longer renewed anywhere: the node holds left run out with their lease.
