@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { LockClient, RedLock, type Lease, type LockLostInfo, type RLock } from '../../lib/index.js';
-import { spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
 import { sleep, useLockFixture } from '../helpers/fixtures.js';
+import { useServers } from '../helpers/servers.js';
 
 // ioredis' own `keyPrefix` prefixes KEYS of every command it sends, not script ARGV. Every key
 // rlock touches (acquire, renew, release, wake-up) must be the prefixed one, or watchdog
@@ -94,37 +94,15 @@ function waitFor(lock: RLock): { done: Promise<boolean>; settled: () => boolean 
 }
 
 describe('RedLock over 3 servers whose connections have a keyPrefix', () => {
-  let servers: SpawnedRedis[] = [];
-  const opened: { close(): Promise<void> }[] = [];
+  const servers = useServers(3);
   let prefix = '';
 
-  beforeAll(async () => {
-    servers = await Promise.all([spawnRedis(), spawnRedis(), spawnRedis()]);
-  });
-  afterAll(async () => {
-    await Promise.all(servers.map((server) => server.stop()));
-  });
-  afterEach(async () => {
-    for (const thing of opened.reverse()) await thing.close().catch(() => undefined);
-    opened.length = 0;
-  });
-
-  const connect = (server: SpawnedRedis, keyPrefix?: string): Redis => {
-    const conn = new Redis(server.url, { keyPrefix, maxRetriesPerRequest: 1 });
-    conn.on('error', () => undefined);
-    opened.push({ close: () => Promise.resolve(conn.disconnect()) });
-    return conn;
-  };
   const redLock = (): { red: RedLock; home: LockClient } => {
-    const clients = servers.map((server) => {
-      const client = new LockClient(connect(server, APP), { keyPrefix: prefix, watchdogTimeout: WATCHDOG_MS });
-      opened.push(client);
-      return client;
-    });
+    const clients = servers.clients({ keyPrefix: prefix, watchdogTimeout: WATCHDOG_MS }, { keyPrefix: APP, maxRetriesPerRequest: 1 });
     return { red: new RedLock(...clients.map((client) => client.getLock(NAME))), home: clients[0]! };
   };
   const nodeTtls = (): Promise<number[]> =>
-    Promise.all(servers.map((server) => connect(server).pttl(`${APP}{${prefix}:${NAME}}`)));
+    Promise.all(servers.list.map((server) => servers.connect(server).pttl(`${APP}{${prefix}:${NAME}}`)));
 
   it('stays held through renewals in watchdog mode', async () => {
     prefix = `rlt-${randomUUID().slice(0, 8)}`;

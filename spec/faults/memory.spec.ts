@@ -1,10 +1,9 @@
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LockClient, LockNotHeldError, RedLock } from '../../lib/index.js';
-import { spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
+import { describe, expect, it } from 'vitest';
+import { LockNotHeldError, RedLock, type LockClient } from '../../lib/index.js';
 import { sleep, useLockFixture } from '../helpers/fixtures.js';
+import { useServers } from '../helpers/servers.js';
 
 // A hold nobody releases (a fixed lease left to run out) must not stay in the client's memory
 // after it ended: a long-running process taking many short leases would grow without bound.
@@ -77,28 +76,8 @@ describe('holds left to expire are forgotten', () => {
 });
 
 describe('RedLock holds left to expire are forgotten', () => {
-  let servers: SpawnedRedis[] = [];
-  const opened: { close(): Promise<void> }[] = [];
-
-  beforeAll(async () => {
-    servers = await Promise.all([spawnRedis(), spawnRedis(), spawnRedis()]);
-  });
-  afterAll(async () => {
-    await Promise.all(servers.map((server) => server.stop()));
-  });
-  afterEach(async () => {
-    for (const thing of opened.reverse()) await thing.close().catch(() => undefined);
-    opened.length = 0;
-  });
-
-  const clients = (): LockClient[] =>
-    servers.map((server) => {
-      const conn = new Redis(server.url);
-      opened.push({ close: () => Promise.resolve(conn.disconnect()) });
-      const client = new LockClient(conn);
-      opened.push(client);
-      return client;
-    });
+  const servers = useServers(3);
+  const clients = (): LockClient[] => servers.clients();
 
   it('4,000 RedLock tryLock(0, 1_000) on distinct names leave no memory behind', async () => {
     const nodes = clients();

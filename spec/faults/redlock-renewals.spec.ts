@@ -1,9 +1,8 @@
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LockClient, LockLostError, RedLock, type LockEventInfo } from '../../lib/index.js';
-import { spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
+import { describe, expect, it } from 'vitest';
+import { LockLostError, RedLock, type LockClient, type LockEventInfo } from '../../lib/index.js';
 import { CommandRecorder } from '../helpers/command-stats.js';
 import { until } from '../helpers/fixtures.js';
+import { useServers } from '../helpers/servers.js';
 
 // `maxRenewals: 0` allows no renewal: a watchdog-mode RedLock hold lives for one lease and
 // then ends with `expired`. Today the first renewal runs before the cap is looked at.
@@ -11,36 +10,17 @@ import { until } from '../helpers/fixtures.js';
 const WATCHDOG_MS = 1_500;
 
 describe('RedLock maxRenewals: 0', () => {
-  let servers: SpawnedRedis[] = [];
-  const opened: { close(): Promise<void> }[] = [];
-
-  beforeAll(async () => {
-    servers = await Promise.all([spawnRedis(), spawnRedis(), spawnRedis()]);
-  });
-  afterAll(async () => {
-    await Promise.all(servers.map((server) => server.stop()));
-  });
-  afterEach(async () => {
-    for (const thing of opened.reverse()) await thing.close().catch(() => undefined);
-    opened.length = 0;
-  });
-
-  const clients = (): LockClient[] =>
-    servers.map((server) => {
-      const conn = new Redis(server.url);
-      opened.push({ close: () => Promise.resolve(conn.disconnect()) });
-      const client = new LockClient(conn, { watchdogTimeout: WATCHDOG_MS });
-      opened.push(client);
-      return client;
-    });
+  const servers = useServers(3);
+  const clients = (): LockClient[] => servers.clients({ watchdogTimeout: WATCHDOG_MS });
 
   it('never renews: the Lease aborts with `expired` at the end of its first lease', async () => {
     const nodes = clients();
     const red = (name: string): RedLock => new RedLock(...nodes.map((client) => client.getLock(name)), { maxRenewals: 0 });
     // Scripts are loaded (EVAL once) before recording: from then on one call is one EVALSHA.
     await red('warm-up').withLock(() => undefined);
-    const recorder = await CommandRecorder.start(servers[0]!.url);
-    opened.push({ close: () => recorder.stop() });
+    const recorder = await CommandRecorder.start(servers.list[0]!.url);
+    servers.track({ close: () => recorder.stop() });
+    
     const renewed: LockEventInfo[] = [];
     nodes[0]!.on('renewed', (info) => renewed.push(info));
 

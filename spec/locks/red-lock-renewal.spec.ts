@@ -1,8 +1,8 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockClient, RedLock, type Lease } from '../../lib/index.js';
-import { spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
+import type { Redis } from 'ioredis';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { RedLock, type Lease, type LockClient } from '../../lib/index.js';
 import { isRecord, sleep } from '../helpers/fixtures.js';
+import { useServers } from '../helpers/servers.js';
 
 // A RedLock's node holds are renewed by their own clients' watchdogs, in the same batched call
 // as every other hold of that client: many held RedLocks cost a call or two per node per tick,
@@ -10,23 +10,13 @@ import { isRecord, sleep } from '../helpers/fixtures.js';
 describe('RedLock renewal through the clients’ watchdogs', () => {
   const HELD = 200;
   const WATCHDOG_MS = 900;
-  let servers: SpawnedRedis[] = [];
-  const admins: Redis[] = [];
-  const clients: LockClient[] = [];
+  const servers = useServers(3);
+  let admins: Redis[] = [];
+  let clients: LockClient[] = [];
 
-  beforeAll(async () => {
-    servers = await Promise.all([spawnRedis(), spawnRedis(), spawnRedis()]);
-    for (const server of servers) {
-      admins.push(new Redis(server.url));
-      const client = new LockClient(new Redis(server.url), { keyPrefix: 'red-renew', watchdogTimeout: WATCHDOG_MS });
-      client.on('error', () => undefined);
-      clients.push(client);
-    }
-  });
-  afterAll(async () => {
-    for (const client of clients) await client.close();
-    for (const admin of admins) admin.disconnect();
-    await Promise.all(servers.map((server) => server.stop()));
+  beforeEach(() => {
+    admins = servers.list.map((server) => servers.connect(server));
+    clients = servers.clients({ keyPrefix: 'red-renew', watchdogTimeout: WATCHDOG_MS });
   });
 
   /** Script calls (EVALSHA and EVAL) each node has served since its stats were reset. */
