@@ -65,6 +65,8 @@ export class Hold {
   quiet = false;
   /** Renewals the watchdog may still make (RedLock `maxRenewals`); undefined: no cap. */
   renewalsLeft: number | undefined;
+  /** Releases `count` holds of the owner in the background, nobody waiting (see Holds#expire). */
+  letGo: ((count: number) => void) | undefined;
   /** performance.now() when the owner's first hold was confirmed: `released` tells `heldMs` from it. */
   readonly since = performance.now();
 
@@ -98,6 +100,8 @@ export interface Acquisition {
   /** A RedLock's node hold (see Hold.quiet), renewed at most `maxRenewals` times. */
   readonly quiet?: boolean;
   readonly maxRenewals?: number;
+  /** How to let go of holds the clock ended (see Hold.letGo). */
+  readonly letGo?: (count: number) => void;
   /** performance.now() when the winning attempt was sent. */
   readonly sentAt: number;
   /** The lease it set in Redis, ms. */
@@ -151,6 +155,7 @@ export class Holds {
       hold = new Hold(id, a.lockId, a.owner, a.target, a.unscoped);
       if (a.quiet) hold.quiet = true;
       hold.renewalsLeft = a.maxRenewals;
+      hold.letGo = a.letGo;
       this.#holds.set(id, hold);
       if (a.unscoped) this.rememberUnscoped(a.lockId, a.owner);
     }
@@ -280,6 +285,10 @@ export class Holds {
       'expired',
       { lockName: hold.target.name },
     );
+    // The holder is told it lost the lock. A renewal that ran in Redis but whose answer never came
+    // may still keep it there: let go of it, so that no hold outlives what the client believes
+    // (the owner asking again must take the lock afresh, not re-enter a hold it was told it lost).
+    hold.letGo?.(hold.count);
     this.lose(hold, 'expired', error);
   }
 }

@@ -250,6 +250,9 @@ export abstract class BaseLock implements RLock {
       unscoped: how.unscoped ?? false,
       quiet: how.quiet,
       maxRenewals: how.maxRenewals,
+      letGo: (count) => {
+        for (let i = 0; i < count; i += 1) this.releaseFor(owner, 0, newRequestId(), 1_000).catch(() => undefined);
+      },
       sentAt,
       ttlMs: this.ttlFor(leaseMs),
       watchdog,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LockAcquireTimeoutError, MultiLock } from '../../lib/index.js';
-import { sleep } from '../helpers/fixtures.js';
+import { sleep, until } from '../helpers/fixtures.js';
 import { useFaultRig } from '../helpers/fault-rig.js';
 
 // Answers that come too late, or never: a single attempt has a time limit too; an acquisition
@@ -38,6 +38,26 @@ describe('late answers', () => {
     // Nothing was left held: each late grant was released again.
     const rival = rig.client(rig.connect('direct')).getLock('slow');
     expect(await rival.tryLock(2_000, 10_000)).toBe(true);
+  });
+
+  it('a hold the clock ended is let go in Redis too: taking the lock again is a fresh hold, not a re-entry', async () => {
+    const locks = rig.client(rig.connect('proxy'), { watchdogTimeout: 1_500 });
+    const lost: string[] = [];
+    locks.on('lost', (info) => lost.push(info.reason));
+    const lock = locks.getLock('ended');
+    await locks.runInContext(async () => {
+      await lock.lock();
+      // Renewals keep running in Redis, but their answers come too late for the holder's clock.
+      rig.proxy.latency({ down: 2_500 });
+      await until(() => lost.length > 0, 3_000);
+      expect(lost).toEqual(['expired']);
+      // At once, while Redis may still keep the renewed hold: the same owner takes the lock again.
+      await lock.lock(10_000);
+      rig.proxy.latency({});
+      // One hold, released by one unlock: the lock is free.
+      await lock.unlock();
+    });
+    expect(await rig.admin.exists(rig.key('ended'))).toBe(0);
   });
 
   it('a MultiLock never resolves with a member that was lost while it waited for another', async () => {

@@ -467,7 +467,10 @@ export class Checker {
     for (const hold of this.holds.values()) {
       if (hold.kind !== 'fenced' || !hold.reentry) continue;
       const outer = outerOf(hold);
-      if (outer && outer.token !== hold.token) {
+      // A restart without persistence between the outer hold and the re-entry lost the hold and
+      // the counter: the re-entry took the lock afresh, with a token of the new epoch.
+      const restartedBetween = outer !== undefined && mainRestarts.some((r) => r.start < hold.start && r.end! > outer.start);
+      if (outer && outer.token !== hold.token && !restartedBetween) {
         this.violations.push({
           kind: 'token-reentry',
           name: hold.names[0],
