@@ -11,6 +11,7 @@ import {
 import { BASE_LOCK } from './base-lock.js';
 import type { LockMember } from './lock-member.js';
 import { runWithLease } from './with-lease.js';
+import { raceDeadline } from '../wait.js';
 import { memberHolders } from '../inspect/composite.js';
 import type { LockHolder } from '../inspect/types.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
@@ -220,7 +221,7 @@ export class MultiLock implements RLock {
   /**
    * Takes every member in order with `take` (waitMs: what is left of the budget, at least one
    * attempt each; undefined: no limit). Whatever stops the round (a member not taken in time,
-   * an error, an abort) undoes the members taken so far before the call returns.
+   * an error, an abort) lets go of the members taken so far, waiting for that within the budget.
    */
   async #takeAll<H>(
     { waitMs, signal }: ParsedWait,
@@ -239,16 +240,26 @@ export class MultiLock implements RLock {
           held.push(got);
         }
       } catch (error) {
-        await undo(held).catch(() => undefined);
+        await this.#letGo(undo(held), deadline);
         throw error;
       }
       const complete = held.length === this.#members.length;
       // A member lost (or whose lease ran out) while the others were waited for: the set is not
       // held as a whole; let go and take it again within the budget.
       if (complete && held.every(stillHeld)) return held;
-      await undo(held);
+      await this.#letGo(undo(held), deadline);
       if (!complete || performance.now() >= deadline) return false;
     }
+  }
+
+  /**
+   * Waits for the releases of a round that failed, but not past the wait budget: a release that
+   * gets no answer goes on in the background (and is retried there), it does not hold up the call.
+   * A failure is reported as an `error` event of the first member's client.
+   */
+  async #letGo(releases: Promise<void>, deadline: number): Promise<void> {
+    const reported = releases.catch((error: unknown) => this.#members[0]!.reportError(error));
+    await raceDeadline(reported, deadline);
   }
 
   #combine(leases: Lease[]): Lease {
