@@ -70,7 +70,7 @@ describe('LockClient', () => {
     await locks.getLock('s').tryLock();
     await locks.close();
     expect(await redis.ping()).toBe('PONG');
-    expect(subscriber.status).toBe('ready');
+    expect(await subscriber.ping()).toBe('PONG');
   });
 
   it('works behind an ioredis keyPrefix (which prefixes keys but not channels)', async () => {
