@@ -138,7 +138,15 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
     const swallowed = (reply: number): boolean =>
       conn.swallow !== undefined && reply >= conn.swallow.from && reply < conn.swallow.to;
     let start = 0;
-    for (const end of conn.replies.feed(chunk)) {
+    for (const { end, push } of conn.replies.feedValues(chunk)) {
+      if (push) {
+        // A pub/sub message (RESP3): no command's reply, so never counted or swallowed.
+        if (mode !== 'drop') {
+          conn.down.push(delays.down, { data: chunk.subarray(start, end) });
+        }
+        start = end;
+        continue;
+      }
       const reply = conn.answered;
       conn.answered += 1;
       if (!swallowed(reply)) {

@@ -1,8 +1,23 @@
+/** Where a complete top-level value ends in a chunk, and whether it is a RESP3 push. */
+export interface RespValueEnd {
+  end: number;
+  /** A RESP3 push (`>`): pub/sub messages, not the reply to any command. */
+  push: boolean;
+}
+
+/** RESP3 types that are one line: null, boolean, double, big number (RESP2's +, -, : too). */
+const LINE_TYPES = new Set(['+', '-', ':', '_', '#', ',', '(']);
+/** Types with a length and a payload: bulk string, blob error, verbatim string. */
+const BULK_TYPES = new Set(['$', '!', '=']);
+/** Aggregates and how many values each announced element stands for: maps hold pairs. */
+const AGGREGATE_WIDTH: Record<string, number> = { '*': 1, '~': 1, '>': 1, '%': 2 };
+
 /**
- * Counts complete RESP2 values in a byte stream fed chunk by chunk: simple strings, errors,
- * integers, bulk strings (also null), arrays (nested, empty, null). With `inline`, a line that
- * starts with no type byte is one inline command (`PING\r\n`), as Redis accepts from clients.
- * Only framing is parsed; payloads are skipped, never decoded.
+ * Counts complete RESP2 and RESP3 values in a byte stream fed chunk by chunk: every line type,
+ * bulk strings (also null), aggregates (arrays, sets, maps, pushes; nested, empty, null).
+ * ioredis 6 speaks RESP3 (`HELLO 3`) by default, so both must be framed. With `inline`, a line
+ * that starts with no type byte is one inline command (`PING\r\n`), as Redis accepts from
+ * clients. Only framing is parsed; payloads are skipped, never decoded.
  */
 export class RespCounter {
   readonly #inline: boolean;
@@ -10,8 +25,10 @@ export class RespCounter {
   #line = '';
   /** Payload bytes (with their CRLF) of the current bulk string still to skip. */
   #bulkLeft = 0;
-  /** Elements still missing in each open array, innermost last. */
+  /** Elements still missing in each open aggregate, innermost last. */
   readonly #open: number[] = [];
+  /** Whether the top-level value being read is a push. */
+  #push = false;
 
   constructor(options: { inline?: boolean } = {}) {
     this.#inline = options.inline ?? false;
@@ -19,7 +36,12 @@ export class RespCounter {
 
   /** Feeds one chunk; returns the offsets (exclusive ends) in it where a top-level value ends. */
   feed(chunk: Buffer): number[] {
-    const ends: number[] = [];
+    return this.feedValues(chunk).map((value) => value.end);
+  }
+
+  /** Feeds one chunk; returns each top-level value that ends in it, pushes marked. */
+  feedValues(chunk: Buffer): RespValueEnd[] {
+    const ends: RespValueEnd[] = [];
     let at = 0;
     while (at < chunk.length) {
       if (this.#bulkLeft > 0) {
@@ -42,31 +64,32 @@ export class RespCounter {
     return ends;
   }
 
-  #header(line: string, at: number, ends: number[]): void {
-    const type = line[0];
+  #header(line: string, at: number, ends: RespValueEnd[]): void {
+    const type = line[0] ?? '';
     const size = Number.parseInt(line.slice(1), 10);
-    if (type === '+' || type === '-' || type === ':') this.#valueDone(at, ends);
-    else if (type === '$') {
+    if (this.#open.length === 0) this.#push = type === '>';
+    if (LINE_TYPES.has(type)) this.#valueDone(at, ends);
+    else if (BULK_TYPES.has(type)) {
       if (size < 0) this.#valueDone(at, ends);
       else this.#bulkLeft = size + 2;
-    } else if (type === '*') {
+    } else if (type in AGGREGATE_WIDTH) {
       if (size <= 0) this.#valueDone(at, ends);
-      else this.#open.push(size);
+      else this.#open.push(size * AGGREGATE_WIDTH[type]!);
     } else if (this.#inline && this.#open.length === 0 && line.trim() !== '') {
       this.#valueDone(at, ends);
     } else if (line !== '') {
-      throw new Error(`RespCounter: not RESP2: ${JSON.stringify(line.slice(0, 40))}`);
+      throw new Error(`RespCounter: not RESP: ${JSON.stringify(line.slice(0, 40))}`);
     }
   }
 
   /** A value ended at `at`: it completes its array, maybe several nested ones, or is top-level. */
-  #valueDone(at: number, ends: number[]): void {
+  #valueDone(at: number, ends: RespValueEnd[]): void {
     while (this.#open.length > 0) {
       const last = this.#open.length - 1;
       this.#open[last]! -= 1;
       if (this.#open[last]! > 0) return;
       this.#open.pop();
     }
-    ends.push(at);
+    ends.push({ end: at, push: this.#push });
   }
 }

@@ -18,6 +18,15 @@ describe('RespCounter', () => {
     expect(new RespCounter().feed(Buffer.from(replies))).toHaveLength(8);
   });
 
+  it('counts RESP3 values (ioredis 6 sends HELLO 3) and marks pushes', () => {
+    const replies =
+      '%2\r\n+server\r\n$5\r\nredis\r\n+proto\r\n:3\r\n_\r\n#t\r\n,1.5\r\n(12345\r\n' +
+      '!3\r\nERR\r\n=7\r\ntxt:abc\r\n~2\r\n:1\r\n:2\r\n%0\r\n>3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$1\r\nm\r\n';
+    expect(countBytewise(replies)).toBe(10);
+    const values = new RespCounter().feedValues(Buffer.from(replies));
+    expect(values.map((value) => value.push)).toEqual([...Array<boolean>(9).fill(false), true]);
+  });
+
   it('gives the offset where each value ends, and waits for incomplete ones', () => {
     const counter = new RespCounter();
     expect(counter.feed(Buffer.from('*2\r\n$3\r\nfoo\r\n:1\r\n$3\r\nb'))).toEqual([17]);
@@ -26,7 +35,7 @@ describe('RespCounter', () => {
 
   it('counts inline commands only where asked to', () => {
     expect(countBytewise('PING\r\n*1\r\n$4\r\nPING\r\n', true)).toBe(2);
-    expect(() => new RespCounter().feed(Buffer.from('PING\r\n'))).toThrow(/not RESP2/);
+    expect(() => new RespCounter().feed(Buffer.from('PING\r\n'))).toThrow(/not RESP/);
   });
 });
 
