@@ -17,6 +17,10 @@ const WARMUP_ACQUISITIONS_PER_WORKER = 2;
 
 interface Outcome {
   waits: number[];
+  /** How long each hold really lasted (a 1 ms timer takes longer). */
+  holds: number[];
+  /** From a permit being let go (oldest first) to the next acquire resolving: the handoff. */
+  idles: number[];
   gaveUp: number;
   /** Acquisitions that found `PERMITS` holders already inside (seen by a local counter). */
   overGrants: number;
@@ -27,7 +31,9 @@ interface Outcome {
 async function contend(workers: readonly PermitTaker[], name: string, acquisitions: number, deadline: number): Promise<Outcome> {
   let tickets = acquisitions;
   let inside = 0;
-  const outcome: Outcome = { waits: [], gaveUp: 0, overGrants: 0, elapsedMs: 0 };
+  /** When each permit let go and not taken again yet was let go, oldest first. */
+  const freed: number[] = [];
+  const outcome: Outcome = { waits: [], holds: [], idles: [], gaveUp: 0, overGrants: 0, elapsedMs: 0 };
   const start = performance.now();
   await Promise.all(
     workers.map(async (worker) => {
@@ -40,12 +46,18 @@ async function contend(workers: readonly PermitTaker[], name: string, acquisitio
           release = await worker.acquire(name, PERMITS, LEASE_MS, WAIT_MS);
         }
         if (!release) break;
-        outcome.waits.push(performance.now() - askedAt);
+        const acquiredAt = performance.now();
+        outcome.waits.push(acquiredAt - askedAt);
+        const freedAt = freed.shift();
+        if (freedAt !== undefined) outcome.idles.push(acquiredAt - freedAt);
         if (inside >= PERMITS) outcome.overGrants += 1;
         inside += 1;
         await sleep(HOLD_MS);
         // Left before the release is sent: the next holder can only get in after it.
         inside -= 1;
+        const letGoAt = performance.now();
+        outcome.holds.push(letGoAt - acquiredAt);
+        freed.push(letGoAt);
         await release();
         await sleep(THINK_MS);
       }
@@ -100,6 +112,8 @@ export const semaphore: Scenario = {
           waitP50: wait.p50,
           waitP99: wait.p99,
           waitMax: wait.max,
+          holdMean: outcome.holds.reduce((a, b) => a + b, 0) / outcome.holds.length,
+          idleP50: distribution(outcome.idles).p50,
           gaveUp: outcome.gaveUp,
           sentPerAcq: sentTotal / acquired,
           serverCallsPerAcq: work.totalCalls / acquired,
@@ -132,7 +146,8 @@ export const semaphore: Scenario = {
         `permit, holds it ${HOLD_MS} ms, then spends ${THINK_MS} ms outside before asking again; ` +
         `${size.acquisitions.toLocaleString('en')} acquisitions per library (after ${WARMUP_ACQUISITIONS_PER_WORKER} ` +
         `warm-up per worker), at most ${size.capMs / 1000} s, lease ${LEASE_MS / 1000} s. Ideal = ${PERMITS} × 1000 / ` +
-        `(${HOLD_MS} + EVALSHA p50 ms) per second. Wait: asking → holding. Over-grants: acquisitions that found ` +
+        `(${HOLD_MS} + EVALSHA p50 ms) per second. Wait: asking → holding. Hold: the 1 ms hold as the timer really ran. Free: a permit let go → ` +
+        `the next acquire resolved (permits paired oldest first). Over-grants: acquisitions that found ` +
         `${PERMITS} holders inside already (all holders are in this process). Sent and server columns as in scenario 4. ` +
         `How each waits: ${adapters.map((adapter) => `${adapter.label}: ${adapter.waiting}`).join('; ')}.`,
       columns: [
@@ -141,6 +156,8 @@ export const semaphore: Scenario = {
         { key: 'waitP50', header: 'wait p50 ms', digits: 2 },
         { key: 'waitP99', header: 'wait p99 ms', digits: 1 },
         { key: 'waitMax', header: 'wait max ms', digits: 1 },
+        { key: 'holdMean', header: 'hold mean ms', digits: 2 },
+        { key: 'idleP50', header: 'free p50 ms', digits: 2 },
         { key: 'gaveUp', header: 'failed attempts', digits: 0 },
         { key: 'sentPerAcq', header: 'sent/acq', digits: 2 },
         { key: 'serverCallsPerAcq', header: 'server cmds/acq', digits: 2 },
