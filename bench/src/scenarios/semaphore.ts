@@ -25,6 +25,8 @@ interface Outcome {
   /** Acquisitions that found `PERMITS` holders already inside (seen by a local counter). */
   overGrants: number;
   elapsedMs: number;
+  /** This process's CPU time over the run (every worker's client runs in it), µs. */
+  clientCpuUsec: number;
 }
 
 /** Workers take one permit, hold, release and think until `acquisitions` were taken. */
@@ -33,8 +35,9 @@ async function contend(workers: readonly PermitTaker[], name: string, acquisitio
   let inside = 0;
   /** When each permit let go and not taken again yet was let go, oldest first. */
   const freed: number[] = [];
-  const outcome: Outcome = { waits: [], holds: [], idles: [], gaveUp: 0, overGrants: 0, elapsedMs: 0 };
+  const outcome: Outcome = { waits: [], holds: [], idles: [], gaveUp: 0, overGrants: 0, elapsedMs: 0, clientCpuUsec: 0 };
   const start = performance.now();
+  const cpuBefore = process.cpuUsage();
   await Promise.all(
     workers.map(async (worker) => {
       while (tickets > 0 && !pastDeadline(deadline)) {
@@ -64,6 +67,8 @@ async function contend(workers: readonly PermitTaker[], name: string, acquisitio
     }),
   );
   outcome.elapsedMs = performance.now() - start;
+  const cpu = process.cpuUsage(cpuBefore);
+  outcome.clientCpuUsec = cpu.user + cpu.system;
   return outcome;
 }
 
@@ -118,6 +123,8 @@ export const semaphore: Scenario = {
           sentPerAcq: sentTotal / acquired,
           serverCallsPerAcq: work.totalCalls / acquired,
           cpuUsecPerAcq: (work.cpuSeconds * 1e6) / acquired,
+          clientCpuUsecPerAcq: outcome.clientCpuUsec / acquired,
+          clientCpuShare: outcome.clientCpuUsec / 1000 / outcome.elapsedMs,
           overGrants: outcome.overGrants,
           acquired,
           floorP50: floor.p50,
@@ -148,7 +155,8 @@ export const semaphore: Scenario = {
         `warm-up per worker), at most ${size.capMs / 1000} s, lease ${LEASE_MS / 1000} s. Ideal = ${PERMITS} × 1000 / ` +
         `(${HOLD_MS} + EVALSHA p50 ms) per second. Wait: asking → holding. Hold: the 1 ms hold as the timer really ran. Free: a permit let go → ` +
         `the next acquire resolved (permits paired oldest first). Over-grants: acquisitions that found ` +
-        `${PERMITS} holders inside already (all holders are in this process). Sent and server columns as in scenario 4. ` +
+        `${PERMITS} holders inside already (all holders are in this process). Sent and server columns as in scenario 4. Client CPU: ` +
+        `the bench process's user+sys time (all 20 workers' clients run in it), per acquisition and in cores. ` +
         `How each waits: ${adapters.map((adapter) => `${adapter.label}: ${adapter.waiting}`).join('; ')}.`,
       columns: [
         { key: 'perSecond', header: 'acq/s', digits: 0 },
@@ -162,6 +170,8 @@ export const semaphore: Scenario = {
         { key: 'sentPerAcq', header: 'sent/acq', digits: 2 },
         { key: 'serverCallsPerAcq', header: 'server cmds/acq', digits: 2 },
         { key: 'cpuUsecPerAcq', header: 'server CPU µs/acq', digits: 1 },
+        { key: 'clientCpuUsecPerAcq', header: 'client CPU µs/acq', digits: 1 },
+        { key: 'clientCpuShare', header: 'client CPU, cores', digits: 2 },
         { key: 'overGrants', header: 'over-grants', digits: 0 },
       ],
       rows: ordered,
