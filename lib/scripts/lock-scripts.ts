@@ -3,6 +3,7 @@ import type { PublishCommand, ReplicaAck, WaiterMode } from './registry.js';
 import { replyOf, type ScriptRunner } from './script-runner.js';
 import { toLockError } from '../errors.js';
 import acquireLua from './acquire-2.lua';
+import acquireFreeLua from './acquire-free.lua';
 import callLogLua from './call-log.lua';
 import enterHoldLua from './enter-hold.lua';
 import fencedAcquireLua from './fenced-acquire-3.lua';
@@ -20,7 +21,8 @@ import wakeOneLua from './wake-one.lua';
 const enter = serverTimeLua + waiterSetLua + callLogLua + enterHoldLua;
 
 const COMMANDS = {
-  acquire: { name: 'rlockAcquireV2', numberOfKeys: 2, lua: enter + acquireLua },
+  // The free lock first, before the shared functions are defined (see acquire-free.lua).
+  acquire: { name: 'rlockAcquireV3', numberOfKeys: 2, lua: acquireFreeLua + enter + acquireLua },
   release: { name: 'rlockReleaseV2', numberOfKeys: 4, lua: callLogLua + releaseHoldLua + wakeOneLua + releaseLua },
   forceUnlock: { name: 'rlockForceUnlockV2', numberOfKeys: 4, lua: wakeOneLua + forcedOnceLua + forceUnlockLua },
   passWake: { name: 'rlockPassWakeV1', numberOfKeys: 4, lua: wakeOneLua + passWakeLua },
