@@ -12,7 +12,9 @@ interface Racer {
 }
 
 // Every pending race shares ONE timer, armed for the earliest deadline: a lock call that Redis
-// answers in time (nearly all of them) costs a set insertion, not a timer of its own.
+// answers in time (nearly all of them) costs a set insertion, not a timer of its own. The timer
+// stays armed when the set empties (re-arming per call is what this saves) and is unref'd: a
+// pending call's connection keeps the process alive, not its deadline.
 const racers = new Set<Racer>();
 let timer: NodeJS.Timeout | undefined;
 let timerAt = Infinity;
@@ -22,6 +24,7 @@ function arm(at: number): void {
   clearTimeout(timer);
   timerAt = at;
   timer = setTimeout(expireDue, Math.max(0, at - performance.now()));
+  timer.unref();
 }
 
 function expireDue(): void {
@@ -39,15 +42,6 @@ function expireDue(): void {
   if (next !== Infinity) arm(next);
 }
 
-function unlist(racer: Racer): void {
-  racers.delete(racer);
-  // Nothing left to time: no timer keeps the process alive.
-  if (racers.size === 0 && timer) {
-    clearTimeout(timer);
-    timer = undefined;
-    timerAt = Infinity;
-  }
-}
 
 /**
  * Resolves with `promise`'s value, or TIMED_OUT at `deadline` (performance.now() ms), or
@@ -75,7 +69,7 @@ export function raceDeadline<T>(promise: Promise<T>, deadline: number, signal?: 
             },
           };
     const cleanup = (): void => {
-      if (racer) unlist(racer);
+      if (racer) racers.delete(racer);
       signal?.removeEventListener('abort', onAbort);
     };
     if (racer) {
