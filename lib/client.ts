@@ -115,6 +115,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     const scripts = new LockScripts(redis, connectionKeyPrefix);
     // At first use: warn (`warning` event, process warning) when Redis may evict lock keys.
     const checkEviction = evictionCheck(redis, (info) => void this.emit('warning', info));
+    let evictionChecked = false;
     const holds = new Holds({
       lost: (hold, reason) => void this.emit('lost', { name: hold.target.name, owner: hold.owner, reason }),
     });
@@ -152,8 +153,10 @@ export class LockClient extends EventEmitter<LockClientEvents> {
         if (this.#closed) throw new LockClientClosedError('the LockClient is closed');
       },
       ready: () => {
+        if (this.#topology && evictionChecked) return undefined;
         const ready = this.#topology ? Promise.resolve() : this.#detect(redis as Cluster, pubsub, subscriber, connectionKeyPrefix);
         checkEviction(ready);
+        evictionChecked = true;
         return ready;
       },
     };

@@ -95,7 +95,8 @@ export interface LockCore {
   assertOpen(): void;
   /**
    * Resolves once the topology is known: at once for a standalone connection; for a Cluster
-   * after one look at the server version (then memoised).
+   * after one look at the server version (then memoised). Undefined once there is nothing to
+   * wait for, so the common path awaits nothing.
    */
-  ready(): Promise<void>;
+  ready(): Promise<void> | undefined;
 }

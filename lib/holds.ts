@@ -55,7 +55,7 @@ export class Hold {
   releasing = 0;
   pending: PendingRelease | undefined;
   /** Leases to abort when the hold is lost. */
-  readonly leases = new Set<AbortController>();
+  readonly leases = new Set<{ abort(reason?: unknown): void }>();
   /** Told when the hold is renewed or ends (see HoldObserver). */
   observers: HoldObserver[] | undefined;
   /**

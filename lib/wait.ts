@@ -5,6 +5,44 @@ import { WaiterMode } from './scripts/registry.js';
 /** What `raceDeadline` resolves with when the deadline came first. */
 export const TIMED_OUT = Symbol('rlock.timedOut');
 
+/** A race waiting for its deadline: what to do when it comes first. */
+interface Racer {
+  readonly at: number;
+  readonly expire: () => void;
+}
+
+// Every pending race shares ONE timer, armed for the earliest deadline: a lock call that Redis
+// answers in time (nearly all of them) costs a set insertion, not a timer of its own. The timer
+// stays armed when the set empties (re-arming per call is what this saves) and is unref'd: a
+// pending call's connection keeps the process alive, not its deadline.
+const racers = new Set<Racer>();
+let timer: NodeJS.Timeout | undefined;
+let timerAt = Infinity;
+
+function arm(at: number): void {
+  if (timer && timerAt <= at) return;
+  clearTimeout(timer);
+  timerAt = at;
+  timer = setTimeout(expireDue, Math.max(0, at - performance.now()));
+  timer.unref();
+}
+
+function expireDue(): void {
+  timer = undefined;
+  timerAt = Infinity;
+  // Timers may fire a fraction of a ms early.
+  const now = performance.now() + 1;
+  let next = Infinity;
+  for (const racer of racers) {
+    if (racer.at <= now) {
+      racers.delete(racer);
+      racer.expire();
+    } else if (racer.at < next) next = racer.at;
+  }
+  if (next !== Infinity) arm(next);
+}
+
+
 /**
  * Resolves with `promise`'s value, or TIMED_OUT at `deadline` (performance.now() ms), or
  * rejects with the signal's reason on abort. `promise` itself keeps running either way.
@@ -16,20 +54,27 @@ export function raceDeadline<T>(promise: Promise<T>, deadline: number, signal?: 
       reject(signal.reason);
       return;
     }
-    let timer: NodeJS.Timeout | undefined;
     const onAbort = (): void => {
       cleanup();
       reject(signal?.reason);
     };
+    const racer: Racer | undefined =
+      deadline === Infinity
+        ? undefined
+        : {
+            at: deadline,
+            expire: () => {
+              signal?.removeEventListener('abort', onAbort);
+              resolve(TIMED_OUT);
+            },
+          };
     const cleanup = (): void => {
-      clearTimeout(timer);
+      if (racer) racers.delete(racer);
       signal?.removeEventListener('abort', onAbort);
     };
-    if (deadline !== Infinity) {
-      timer = setTimeout(() => {
-        cleanup();
-        resolve(TIMED_OUT);
-      }, Math.max(0, deadline - performance.now()));
+    if (racer) {
+      racers.add(racer);
+      arm(deadline);
     }
     signal?.addEventListener('abort', onAbort, { once: true });
     promise.then(
@@ -92,9 +137,15 @@ export async function acquireOnce(attempt: () => Promise<Attempt>, guard: Attemp
   return result !== TIMED_OUT && result.acquired ? { ...result, attempts: 1 } : false;
 }
 
-/** The waiter mode of an attempt; `woken`: a wake-up notice prompted it (see waiter-set.lua). */
+/**
+ * The waiter mode of an attempt; `woken`: a wake-up notice prompted it (see waiter-set.lua).
+ * With no local queue the client is in no waiter set yet (a busy lock makes it subscribe and ask
+ * again, registering then), so the first attempt needs no waiter bookkeeping in Redis.
+ */
 const modeFor = (queue: WaiterQueue | undefined, woken = false): WaiterMode =>
-  queue?.othersWaiting
+  !queue
+    ? WaiterMode.Single
+    : queue.othersWaiting
     ? woken
       ? WaiterMode.SharedWoken
       : WaiterMode.Shared

@@ -81,7 +81,8 @@ export abstract class BaseLock implements RLock {
   }
 
   async unlock(): Promise<void> {
-    await this.open();
+    const opening = this.opening();
+    if (opening) await opening;
     const context = currentContext();
     if (context) {
       await this.#release(ownerId(this.core.clientId, context.id));
@@ -132,7 +133,8 @@ export abstract class BaseLock implements RLock {
 
   async acquire(options?: LockWaitOptions): Promise<Lease> {
     const { waitMs, leaseMs, signal } = checkWaitOptions(options, this.name);
-    await this.open();
+    const opening = this.opening();
+    if (opening) await opening;
     const owner = this.#acquiringOwner();
     const acquired = await this.#acquire(owner, waitMs, leaseMs, signal);
     if (acquired === false) {
@@ -181,7 +183,8 @@ export abstract class BaseLock implements RLock {
 
   /** Acquires for the current owner (the context's, or a fresh one); false when the wait ran out. */
   protected async take(waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
-    await this.open();
+    const opening = this.opening();
+    if (opening) await opening;
     return this.#acquire(this.#acquiringOwner(), waitMs, leaseMs, signal);
   }
 
@@ -219,8 +222,13 @@ export abstract class BaseLock implements RLock {
     let acquired: Acquired | false;
     for (;;) {
       const left = waitMs === undefined ? undefined : Math.max(0, Math.ceil(deadline - performance.now()));
-      acquired = await track.settle(this.acquireFor(owner, left, leaseMs, signal));
-      if (acquired === false) return false;
+      try {
+        acquired = await this.acquireFor(owner, left, leaseMs, signal);
+      } catch (error) {
+        throw track.failed(error);
+      }
+      if (acquired === false) return track.gaveUp();
+      track.attempted(acquired);
       // An answer that came after the lease it granted ran out (by the holder's clock) is no
       // acquisition: someone else may hold the lock already. Let go, and ask again in time.
       if (performance.now() < acquired.sentAt + ttlMs - holdDrift(ttlMs)) break;
@@ -269,8 +277,16 @@ export abstract class BaseLock implements RLock {
 
   /** Throws once the client is closed; waits until the client knows its topology. */
   protected async open(): Promise<void> {
+    await this.opening();
+  }
+
+  /**
+   * Throws once the client is closed; what to wait for until the client knows its topology, or
+   * undefined when it does (the hot paths then await nothing).
+   */
+  protected opening(): Promise<void> | undefined {
     this.core.assertOpen();
-    await this.core.ready();
+    return this.core.ready();
   }
 
   /** Releases one hold of `owner` (see releaseHold); `ticket` ties a Lease's retries together. */

@@ -1,7 +1,7 @@
 import type { LockCore } from '../core.js';
 import { LockNotHeldError, LockRedisError, ScriptStatus, toLockError } from '../errors.js';
 import type { Hold, PendingRelease } from '../holds.js';
-import { Lease } from '../lease.js';
+import { LazyAbort, Lease } from '../lease.js';
 import { RECORD_MAX_MS, RELEASE_TIMEOUT_MS } from '../options.js';
 import { raceDeadline, TIMED_OUT } from '../wait.js';
 import { newRequestId } from './request-id.js';
@@ -153,24 +153,24 @@ async function finishInBackground(
 export function leaseOfHold(
   name: string,
   owner: string,
-  hold: { readonly leases: Set<AbortController> } | undefined,
+  hold: { readonly leases: Set<{ abort(reason?: unknown): void }> } | undefined,
   token: number | undefined,
   release: (ticket: ReleaseTicket) => Promise<unknown>,
 ): Lease {
-  const controller = new AbortController();
+  const controller = new LazyAbort();
   hold?.leases.add(controller);
   const ticket: ReleaseTicket = {};
   return new Lease({
     name,
     owner,
-    signal: controller.signal,
+    signal: controller,
     token,
     release: async () => {
       hold?.leases.delete(controller);
       try {
         await release(ticket);
       } catch (error) {
-        if (!(controller.signal.aborted && error instanceof LockNotHeldError)) throw error;
+        if (!(controller.aborted && error instanceof LockNotHeldError)) throw error;
       }
     },
   });

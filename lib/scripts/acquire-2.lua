@@ -12,7 +12,7 @@
 -- ARGV[5] request id of this call (no '=' or ';'): a resend is applied once
 -- Returns nil when acquired or re-entered; otherwise the holder's PTTL in ms
 -- (-1 when the key has no TTL), which bounds the caller's sleep.
-local ttl = redis.call('PTTL', KEYS[1])
+-- acquire-free.lua runs first: it took a free lock already, and set `ttl` (the lock's PTTL).
 local entered = enter_hold(KEYS[1], ARGV[1], ARGV[5], ARGV[2], ttl == -2)
 if entered then
   if entered ~= 'resent' then waiter_acquired(KEYS[2], ARGV[3], ARGV[4], tonumber(ARGV[2])) end

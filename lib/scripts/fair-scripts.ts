@@ -17,7 +17,7 @@ import serverTimeLua from './server-time.lua';
 const COMMANDS = {
   fairAcquire: { name: 'rlockFairAcquireV2', numberOfKeys: 3, lua: serverTimeLua + fairQueueLua + callLogLua + enterHoldLua + fairAcquireLua },
   fairRelease: {
-    name: 'rlockFairReleaseV2',
+    name: 'rlockFairReleaseV3',
     numberOfKeys: 5,
     lua: serverTimeLua + fairQueueLua + callLogLua + releaseHoldLua + fairReleaseLua,
   },

@@ -3,6 +3,7 @@ import type { PublishCommand, ReplicaAck, WaiterMode } from './registry.js';
 import { replyOf, type ScriptRunner } from './script-runner.js';
 import { toLockError } from '../errors.js';
 import acquireLua from './acquire-2.lua';
+import acquireFreeLua from './acquire-free.lua';
 import callLogLua from './call-log.lua';
 import enterHoldLua from './enter-hold.lua';
 import fencedAcquireLua from './fenced-acquire-3.lua';
@@ -11,6 +12,7 @@ import forcedOnceLua from './forced-once.lua';
 import passWakeLua from './pass-wake-4.lua';
 import releaseHoldLua from './release-hold.lua';
 import releaseLua from './release-4.lua';
+import releaseLastLua from './release-last.lua';
 import serverTimeLua from './server-time.lua';
 import waiterSetLua from './waiter-set.lua';
 import wakeOneLua from './wake-one.lua';
@@ -20,8 +22,10 @@ import wakeOneLua from './wake-one.lua';
 const enter = serverTimeLua + waiterSetLua + callLogLua + enterHoldLua;
 
 const COMMANDS = {
-  acquire: { name: 'rlockAcquireV2', numberOfKeys: 2, lua: enter + acquireLua },
-  release: { name: 'rlockReleaseV2', numberOfKeys: 4, lua: callLogLua + releaseHoldLua + wakeOneLua + releaseLua },
+  // The free lock first, before the shared functions are defined (see acquire-free.lua).
+  acquire: { name: 'rlockAcquireV3', numberOfKeys: 2, lua: acquireFreeLua + enter + acquireLua },
+  // A last hold first, before the shared functions are defined (see release-last.lua).
+  release: { name: 'rlockReleaseV3', numberOfKeys: 4, lua: releaseLastLua + callLogLua + releaseHoldLua + wakeOneLua + releaseLua },
   forceUnlock: { name: 'rlockForceUnlockV2', numberOfKeys: 4, lua: wakeOneLua + forcedOnceLua + forceUnlockLua },
   passWake: { name: 'rlockPassWakeV1', numberOfKeys: 4, lua: wakeOneLua + passWakeLua },
   fencedAcquire: { name: 'rlockFencedAcquireV2', numberOfKeys: 3, lua: enter + fencedAcquireLua },

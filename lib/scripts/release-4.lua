@@ -10,6 +10,11 @@
 -- ARGV[4] publish command: 'publish', 'spublish' or 'publish-cluster' (wake-one.lua)
 -- ARGV[5] how long the record of a final release answers a resend, ms
 -- Returns the owner's remaining hold count (0: released); -1 when the owner held nothing.
-local left = release_hold(KEYS[1], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[5])
+-- release-last.lua runs first: it released a last hold already, and popped the first waiter.
+if woken then
+  if notice(ARGV[4], KEYS[3] .. woken) == 0 then wake_one(KEYS[2], KEYS[3], ARGV[4]) end
+  return 0
+end
+local left = release_hold(KEYS[1], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[5], state)
 if left == 0 then wake_one(KEYS[2], KEYS[3], ARGV[4]) end
 return left

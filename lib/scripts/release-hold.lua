@@ -1,15 +1,16 @@
 -- Shared function, prepended by the registry (after call-log.lua) to the scripts that release
 -- a hold of an exclusive lock.
--- release_hold(lock, record_prefix, owner, reexpire_ms, request_id, record_ms): releases one hold
+-- release_hold(lock, record_prefix, owner, reexpire_ms, request_id, record_ms, state): releases one hold
 -- of `owner` on `lock` (a hash: owner id -> hold count, 'log:' .. owner id -> call log).
 -- Idempotent per call (call-log.lua): a partial release is answered from the log; the final one
 -- from the record `record_prefix .. 'r:' .. owner`, which lives record_ms.
 -- reexpire_ms: TTL the lock keeps at least when holds remain, ms ('0' leaves it as it is).
+-- state: the owner's {count, log} when the caller has read them already (HMGET), else nil.
 -- Returns the owner's remaining hold count; 0 means the lock is free now; -1 when the owner
 -- held nothing (its lease ran out, or it never held).
-local function release_hold(lock, record_prefix, owner, reexpire_ms, request_id, record_ms)
+local function release_hold(lock, record_prefix, owner, reexpire_ms, request_id, record_ms, state)
   local log_field = 'log:' .. owner
-  local state = redis.call('HMGET', lock, owner, log_field)
+  state = state or redis.call('HMGET', lock, owner, log_field)
   local held, log = tonumber(state[1]), state[2]
   local logged = logged_call(log, request_id)
   if logged then return logged end

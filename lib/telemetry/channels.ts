@@ -109,22 +109,20 @@ export class AcquireTrack {
   }
 
   /**
-   * Passes the outcome of one acquisition call through (there may be several: an answer that came
-   * after its lease ran out is let go and asked again); publishes the end of one that did not acquire.
+   * Counts the attempts of one acquisition call that acquired (there may be several: an answer
+   * that came after its lease ran out is let go and asked again).
    */
-  async settle(outcome: Promise<Acquired | false>): Promise<Acquired | false> {
-    try {
-      const acquired = await outcome;
-      if (acquired === false) this.#end(false, undefined);
-      else this.#attempts += acquired.attempts ?? 1;
-      return acquired;
-    } catch (error) {
-      this.#end(false, undefined, error);
-      throw error;
-    }
+  attempted(acquired: Acquired): void {
+    this.#attempts += acquired.attempts ?? 1;
   }
 
-  /** The acquisition gave up after a call that acquired too late: publishes its end. */
+  /** An acquisition call failed with `error`: publishes its end; returns the error. */
+  failed(error: unknown): unknown {
+    this.#end(false, undefined, error);
+    return error;
+  }
+
+  /** The acquisition gave up (its wait ran out, or a call acquired too late): publishes its end. */
   gaveUp(): false {
     this.#end(false, undefined);
     return false;

@@ -1,0 +1,103 @@
+// A development probe of the uncontended cycle (not the benchmark: bench/ measures speed). One
+// task locks and unlocks one key back to back, per call style, on a redis-server of its own;
+// prints p50 per cycle and Redis' own cost (commandstats). `--only=tryLock --cycles=N` runs one
+// style, e.g. under `node --cpu-prof`.
+//   node --import tsx --import ./tools/register-lua.mjs tools/cycle-bench.ts [--only=tryLock] [--cycles=20000]
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { LockClient } from '../lib/index.js';
+import { spawnRedis } from './redis-server.js';
+
+const { values } = parseArgs({ options: { detail: { type: 'boolean' }, only: { type: 'string' }, cycles: { type: 'string' }, rounds: { type: 'string' } } });
+const CYCLES = Number(values.cycles ?? 5_000);
+const ROUNDS = Number(values.rounds ?? 3);
+const COMPARE_AND_DELETE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
+
+const server = await spawnRedis();
+const redis = new Redis(server.url);
+const admin = new Redis(server.url);
+const client = new LockClient(redis, { keyPrefix: 'probe' });
+const sha = (await redis.script('LOAD', COMPARE_AND_DELETE)) as string;
+const prefix = Math.random().toString(36).slice(2);
+let counter = 0;
+
+const styles: Record<string, (key: string) => Promise<void>> = {
+  raw: async (key) => {
+    const token = `${prefix}${(counter += 1)}`;
+    if ((await redis.set(key, token, 'PX', 10_000, 'NX')) === 'OK') await redis.evalsha(sha, 1, key, token);
+  },
+  tryLock: async (key) => {
+    const lock = client.getLock(key);
+    if (await lock.tryLock(10_000, 10_000)) await lock.unlock();
+  },
+  tryLockNow: async (key) => {
+    const lock = client.getLock(key);
+    if (await lock.tryLock(0, 10_000)) await lock.unlock();
+  },
+  acquire: async (key) => {
+    const lease = await client.getLock(key).acquire({ waitTime: 10_000, leaseTime: 10_000 });
+    await lease.release();
+  },
+  withLock: async (key) => {
+    await client.getLock(key).withLock(() => undefined, { waitTime: 10_000, leaseTime: 10_000 });
+  },
+};
+
+/** Commands run (those from scripts too), and the time of the top-level ones, µs (script time includes its commands). */
+async function commandStats(raw: boolean): Promise<{ calls: number; usec: number; cpu: number }> {
+  const info = await admin.info('commandstats');
+  let calls = 0;
+  let usec = 0;
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    const command = match[1]!;
+    if (command === 'info' || command === 'config') continue;
+    calls += Number(match[2]);
+    if (command.startsWith('eval') || (raw && command === 'set')) usec += Number(match[3]);
+  }
+  const cpu = /used_cpu_user:([\d.]+)/.exec(await admin.info('cpu'))!;
+  const sys = /used_cpu_sys:([\d.]+)/.exec(await admin.info('cpu'))!;
+  return { calls, usec, cpu: (Number(cpu[1]) + Number(sys[1])) * 1e6 };
+}
+
+const picked = values.only ? values.only.split(',') : Object.keys(styles);
+const results = new Map<string, { p50: number[]; usec: number[]; calls: number[]; cpu: number[] }>();
+try {
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (const name of picked) {
+      const run = styles[name];
+      if (!run) throw new Error(`unknown style ${name}`);
+      const key = `probe:${name}:${round}`;
+      for (let i = 0; i < 200; i += 1) await run(key);
+      await admin.config('RESETSTAT');
+      const before = await commandStats(name === 'raw');
+      const samples: number[] = [];
+      for (let i = 0; i < CYCLES; i += 1) {
+        const start = performance.now();
+        await run(key);
+        samples.push(performance.now() - start);
+      }
+      const after = await commandStats(name === 'raw');
+      if (values.detail) console.log(name, (await admin.info('commandstats')).replace(/,rejected_calls=0,failed_calls=0/g, ''));
+      samples.sort((a, b) => a - b);
+      const entry = results.get(name) ?? { p50: [], usec: [], calls: [], cpu: [] };
+      entry.p50.push(samples[Math.floor(samples.length / 2)]! * 1000);
+      entry.usec.push((after.usec - before.usec) / CYCLES);
+      entry.calls.push((after.calls - before.calls) / CYCLES);
+      entry.cpu.push((after.cpu - before.cpu) / CYCLES);
+      results.set(name, entry);
+    }
+  }
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const rawP50 = results.get('raw') ? median(results.get('raw')!.p50) : undefined;
+  for (const [name, r] of results) {
+    const ratio = rawP50 ? ` (${(median(r.p50) / rawP50).toFixed(2)}x raw)` : '';
+    console.log(
+      `${name.padEnd(11)} p50 ${median(r.p50).toFixed(1)} µs${ratio}; Redis CPU ${median(r.cpu).toFixed(0)} µs/cycle, commandstats ${median(r.usec).toFixed(1)} µs/cycle, ${median(r.calls).toFixed(1)} commands/cycle`,
+    );
+  }
+} finally {
+  await client.close();
+  redis.disconnect();
+  admin.disconnect();
+  await server.stop();
+}
