@@ -104,6 +104,8 @@ export class Checker {
   readonly holds = new Map<string, Hold>();
   readonly events: TaggedEvent[] = [];
   readonly violations: Violation[] = [];
+  /** Unanswered releases another owner took the lock after (the old checker's false overlaps), for the report. */
+  readonly takenWhileUnanswered: { hold: Hold; other: Hold; diedAt: number }[] = [];
   readonly stats: CheckStats = {
     holds: 0,
     reentries: 0,
@@ -443,7 +445,7 @@ export class Checker {
       const until = hold.unansweredUntil;
       if (until === undefined || hold.end === undefined) continue;
       this.stats.unansweredReleases += 1;
-      const taken = holds.some(
+      const taken = holds.find(
         (other) =>
           other.owner !== hold.owner &&
           other.start > hold.end! &&
@@ -451,7 +453,9 @@ export class Checker {
           other.names.some((name) => hold.names.includes(name)) &&
           !(other.mode === 'read' && hold.mode === 'read'),
       );
-      if (taken) this.stats.acquiredDuringUnanswered += 1;
+      if (!taken) continue;
+      this.stats.acquiredDuringUnanswered += 1;
+      this.takenWhileUnanswered.push({ hold, other: taken, diedAt: until });
     }
   }
 

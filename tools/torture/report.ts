@@ -107,6 +107,13 @@ export function report(
       `cut-by-restart=${s.cutByRestart} unanswered-releases=${s.unansweredReleases} ` +
       `(taken by another owner before the worker died: ${s.acquiredDuringUnanswered}) min-lost-lead=${lead}`,
   );
+  const at = (t: number): string => `+${((t - origin) / 1_000).toFixed(3)}s`;
+  for (const { hold, other, diedAt } of checker.takenWhileUnanswered) {
+    console.log(
+      `unanswered release: hold ${hold.id} (${hold.kind} ${hold.names.join('+')}) called release at ${at(hold.end!)}, ` +
+        `its worker died at ${at(diedAt)} before the answer; hold ${other.id} (${other.owner}) took the lock at ${at(other.start)}`,
+    );
+  }
   if (violations.length === 0) return 0;
   const byKind = new Map<string, number>();
   for (const v of violations) byKind.set(v.kind, (byKind.get(v.kind) ?? 0) + 1);
