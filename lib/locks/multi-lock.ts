@@ -240,26 +240,28 @@ export class MultiLock implements RLock {
           held.push(got);
         }
       } catch (error) {
-        await this.#letGo(undo(held), deadline);
+        await this.#letGo(undo(held), deadline, signal);
         throw error;
       }
       const complete = held.length === this.#members.length;
       // A member lost (or whose lease ran out) while the others were waited for: the set is not
       // held as a whole; let go and take it again within the budget.
       if (complete && held.every(stillHeld)) return held;
-      await this.#letGo(undo(held), deadline);
+      await this.#letGo(undo(held), deadline, signal);
       if (!complete || performance.now() >= deadline) return false;
     }
   }
 
   /**
-   * Waits for the releases of a round that failed, but not past the wait budget: a release that
-   * gets no answer goes on in the background (and is retried there), it does not hold up the call.
-   * A failure is reported as an `error` event of the first member's client.
+   * Waits for the releases of a round that failed, but not past the wait budget, nor past an
+   * abort (the caller gave up: its call must end then, not when the budget it no longer wants
+   * runs out). A release that gets no answer goes on in the background (and is retried there),
+   * it does not hold up the call. A failure is reported as an `error` event of the first member's client.
    */
-  async #letGo(releases: Promise<void>, deadline: number): Promise<void> {
+  async #letGo(releases: Promise<void>, deadline: number, signal: AbortSignal | undefined): Promise<void> {
     const reported = releases.catch((error: unknown) => this.#members[0]!.reportError(error));
-    await raceDeadline(reported, deadline);
+    // An abort ends the wait; the call then rejects with the abort's reason (where it is thrown).
+    await raceDeadline(reported, deadline, signal).catch(() => undefined);
   }
 
   #combine(leases: Lease[]): Lease {

@@ -75,4 +75,27 @@ describe('late answers', () => {
     expect(await locks.getLock('m-a').isLocked()).toBe(true);
     await lease.release();
   });
+
+  it('an aborted MultiLock wait ends at the abort, not when its budget would have run out', async () => {
+    const locks = rig.client(rig.connect('proxy'));
+    locks.on('error', () => undefined);
+    const blocker = rig.client(rig.connect('direct')).getLock('ab-b');
+    await blocker.lock(10_000);
+    const multi = new MultiLock(locks.getLock('ab-a'), locks.getLock('ab-b'));
+    const controller = new AbortController();
+    const pending = multi.acquire({ waitTime: 8_000, signal: controller.signal }).catch((error: unknown) => error);
+    // ab-a taken, ab-b waited for; then the connection goes silent: letting go of ab-a gets no answer.
+    await until(async () => (await rig.admin.exists(rig.key('ab-a'))) === 1);
+    // Its answer (and ab-b's first attempt's) back at the client before the silence.
+    await sleep(300);
+    rig.proxy.blackhole();
+    controller.abort(new Error('gave up'));
+    const aborted = performance.now();
+    const outcome = await pending;
+    const late = performance.now() - aborted;
+    rig.proxy.heal();
+    expect(outcome).toMatchObject({ message: 'gave up' });
+    expect(late).toBeLessThan(500);
+    await blocker.unlock();
+  });
 });

@@ -40,6 +40,8 @@ export interface Hold {
   lostReason?: string;
   releaseOk?: boolean;
   releaseError?: string;
+  /** Its release was called but the worker died before the answer came: when it died. */
+  unansweredUntil?: number;
   /** Where the checks end it (freezes and restarts without persistence end holds early; see effectiveEnd). */
   effEnd?: number;
   cutBy?: string;
@@ -81,6 +83,9 @@ export interface CheckStats {
   probes: number;
   cutByFreeze: number;
   cutByRestart: number;
+  /** Releases called whose worker died before the answer; of those, how many saw another owner acquire meanwhile. */
+  unansweredReleases: number;
+  acquiredDuringUnanswered: number;
   /** Smallest margin by which a `lost` came before another owner's acquisition, ms. */
   minLostLead: number;
   longestWaitOverBudget: number;
@@ -99,6 +104,8 @@ export class Checker {
   readonly holds = new Map<string, Hold>();
   readonly events: TaggedEvent[] = [];
   readonly violations: Violation[] = [];
+  /** Unanswered releases another owner took the lock after (the old checker's false overlaps), for the report. */
+  readonly takenWhileUnanswered: { hold: Hold; other: Hold; diedAt: number }[] = [];
   readonly stats: CheckStats = {
     holds: 0,
     reentries: 0,
@@ -113,6 +120,8 @@ export class Checker {
     probes: 0,
     cutByFreeze: 0,
     cutByRestart: 0,
+    unansweredReleases: 0,
+    acquiredDuringUnanswered: 0,
     minLostLead: Infinity,
     longestWaitOverBudget: -Infinity,
     longestWait: 'none',
@@ -178,10 +187,21 @@ export class Checker {
         this.#owners.set(hold.owner, owner);
         return;
       }
+      case 'release': {
+        // Called: the holder stops acting as one now, whenever (and whether) the answer comes.
+        const hold = this.holds.get(event.hold);
+        if (!hold) return;
+        // Its worker's death was seen first: the release was called and never answered.
+        const diedAt = hold.endKind === 'killed' || hold.endKind === 'exit' ? hold.end : undefined;
+        this.#ended(hold, event.t, 'release');
+        if (diedAt !== undefined && hold.releaseOk === undefined) hold.unansweredUntil = diedAt;
+        return;
+      }
       case 'released': {
         const hold = this.holds.get(event.hold);
         if (!hold) return;
         hold.releaseOk = event.ok;
+        hold.unansweredUntil = undefined;
         if (!event.ok) {
           hold.releaseError = event.error;
           this.stats.releasesFailed += 1;
@@ -224,7 +244,10 @@ export class Checker {
   /** A worker incarnation is gone (killed, or exited at the end): its open holds end at `t`. */
   workerGone(worker: number, incarnation: number, t: number, how: 'killed' | 'exit'): void {
     for (const hold of this.holds.values()) {
-      if (hold.worker === worker && hold.incarnation === incarnation && !hold.probed) this.#ended(hold, t, how);
+      if (hold.worker !== worker || hold.incarnation !== incarnation) continue;
+      if (!hold.probed) this.#ended(hold, t, how);
+      // Its release was called but not answered (its 'released' may still arrive after the exit).
+      else if (hold.endKind === 'release' && hold.releaseOk === undefined) hold.unansweredUntil = t;
     }
   }
 
@@ -299,6 +322,7 @@ export class Checker {
     const restarts = log.filter((r) => r.fault.type === 'redis-restart' && !r.error && r.end !== undefined);
     for (const hold of this.holds.values()) this.#effectiveEnd(hold, freezes, restarts);
     this.#checkExclusion();
+    this.#countUnanswered();
     this.#checkWaits(freezes);
     this.#checkTokens(restarts);
     this.#checkRefusedWrites();
@@ -408,6 +432,30 @@ export class Checker {
         }
         open.push(hold);
       }
+    }
+  }
+
+  /**
+   * Releases whose answer never came (the worker died first), and how many of them another owner
+   * acquired the lock after: the release had run in Redis, the holder just never heard back.
+   */
+  #countUnanswered(): void {
+    const holds = [...this.holds.values()];
+    for (const hold of holds) {
+      const until = hold.unansweredUntil;
+      if (until === undefined || hold.end === undefined) continue;
+      this.stats.unansweredReleases += 1;
+      const taken = holds.find(
+        (other) =>
+          other.owner !== hold.owner &&
+          other.start > hold.end! &&
+          other.start < until &&
+          other.names.some((name) => hold.names.includes(name)) &&
+          !(other.mode === 'read' && hold.mode === 'read'),
+      );
+      if (!taken) continue;
+      this.stats.acquiredDuringUnanswered += 1;
+      this.takenWhileUnanswered.push({ hold, other: taken, diedAt: until });
     }
   }
 

@@ -54,6 +54,11 @@ export type WorkerEvent =
       readonly watchdog: boolean;
       readonly token?: number;
     }
+  /**
+   * The holder called the hold's release (sent before it waits for the answer): it stops holding
+   * here even if it dies before the answer comes.
+   */
+  | { readonly type: 'release'; readonly t: number; readonly hold: string }
   /** The hold's release, called at t0, resolved (`ok`) or rejected at t. */
   | {
       readonly type: 'released';

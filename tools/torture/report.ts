@@ -27,6 +27,8 @@ function describeEvent(tagged: TaggedEvent, origin: number): string {
   switch (e.type) {
     case 'acquired':
       return `${at(e.t)} ${who} acquired ${e.kind} ${e.names.join('+')} ${e.mode} hold=${e.hold} owner=${e.owner} ${e.watchdog ? 'watchdog' : `lease=${e.ttl}`}${e.reentry ? ' re-entry' : ''}${e.token === undefined ? '' : ` token=${e.token}`} (called ${at(e.t0)})`;
+    case 'release':
+      return `${at(e.t)} ${who} release called hold=${e.hold}`;
     case 'released':
       return `${at(e.t)} ${who} release hold=${e.hold} ${e.ok ? 'ok' : `FAILED ${e.error}`} (called ${at(e.t0)})`;
     case 'lost':
@@ -102,8 +104,16 @@ export function report(
     `checks: re-entries=${s.reentries} lost=${s.lost} waits=${s.waits} (timed out ${s.waitsTimedOut}, aborted ${s.waitsAborted}, ` +
       `failed ${s.waitsFailed}; worst ${s.longestWaitOverBudget.toFixed(0)}ms over budget: ${s.longestWait}) releases-failed=${s.releasesFailed} ` +
       `fenced-writes=${s.writes} (fenced off ${s.fencedOff}) stuck-probes=${s.probes} cut-by-freeze=${s.cutByFreeze} ` +
-      `cut-by-restart=${s.cutByRestart} min-lost-lead=${lead}`,
+      `cut-by-restart=${s.cutByRestart} unanswered-releases=${s.unansweredReleases} ` +
+      `(taken by another owner before the worker died: ${s.acquiredDuringUnanswered}) min-lost-lead=${lead}`,
   );
+  const at = (t: number): string => `+${((t - origin) / 1_000).toFixed(3)}s`;
+  for (const { hold, other, diedAt } of checker.takenWhileUnanswered) {
+    console.log(
+      `unanswered release: hold ${hold.id} (${hold.kind} ${hold.names.join('+')}) called release at ${at(hold.end!)}, ` +
+        `its worker died at ${at(diedAt)} before the answer; hold ${other.id} (${other.owner}) took the lock at ${at(other.start)}`,
+    );
+  }
   if (violations.length === 0) return 0;
   const byKind = new Map<string, number>();
   for (const v of violations) byKind.set(v.kind, (byKind.get(v.kind) ?? 0) + 1);

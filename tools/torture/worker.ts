@@ -180,6 +180,7 @@ async function acquire(
 
 async function release(acquired: Acquired): Promise<void> {
   const t0 = now();
+  send({ type: 'release', t: t0, hold: acquired.hold });
   try {
     await acquired.lease.release();
     send({ type: 'released', t: now(), t0, hold: acquired.hold, ok: true });
