@@ -67,6 +67,8 @@ export class Hold {
   renewalsLeft: number | undefined;
   /** Releases `count` holds of the owner in the background, nobody waiting (see Holds#expire). */
   letGo: ((count: number) => void) | undefined;
+  /** The clock ended it and let go of it in Redis: a re-entry sent before then may be let go too. */
+  letGoSent = false;
   /** performance.now() when the owner's first hold was confirmed: `released` tells `heldMs` from it. */
   readonly since = performance.now();
 
@@ -288,7 +290,10 @@ export class Holds {
     // The holder is told it lost the lock. A renewal that ran in Redis but whose answer never came
     // may still keep it there: let go of it, so that no hold outlives what the client believes
     // (the owner asking again must take the lock afresh, not re-enter a hold it was told it lost).
-    hold.letGo?.(hold.count);
+    if (hold.letGo) {
+      hold.letGoSent = true;
+      hold.letGo(hold.count);
+    }
     this.lose(hold, 'expired', error);
   }
 }

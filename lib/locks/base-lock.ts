@@ -222,6 +222,7 @@ export abstract class BaseLock implements RLock {
     let acquired: Acquired | false;
     for (;;) {
       const left = waitMs === undefined ? undefined : Math.max(0, Math.ceil(deadline - performance.now()));
+      const reentered = this.holdOf(owner);
       try {
         acquired = await this.acquireFor(owner, left, leaseMs, signal);
       } catch (error) {
@@ -231,7 +232,9 @@ export abstract class BaseLock implements RLock {
       track.attempted(acquired);
       // An answer that came after the lease it granted ran out (by the holder's clock) is no
       // acquisition: someone else may hold the lock already. Let go, and ask again in time.
-      if (performance.now() < acquired.sentAt + ttlMs - holdDrift(ttlMs)) break;
+      // A re-entry of a hold the clock ended while the call was out: the let-go of that hold,
+      // sent for the same owner, may have taken this acquisition away in Redis. Same remedy.
+      if (performance.now() < acquired.sentAt + ttlMs - holdDrift(ttlMs) && !reentered?.letGoSent) break;
       this.abandon(owner);
       if (left === 0 || performance.now() >= deadline) return track.gaveUp();
     }

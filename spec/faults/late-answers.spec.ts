@@ -40,6 +40,29 @@ describe('late answers', () => {
     expect(await rival.tryLock(2_000, 10_000)).toBe(true);
   });
 
+  it('a re-entry sent just before the clock ends its hold is asked again: the let-go of that hold may remove it', async () => {
+    const locks = rig.client(rig.connect('direct'), { watchdogTimeout: 300 });
+    locks.on('lost', () => undefined);
+    const lock = locks.getLock('frozen');
+    const rival = rig.client(rig.connect('direct')).getLock('frozen');
+    await locks.runInContext(async () => {
+      await lock.lock();
+      // The process freezes (as under SIGSTOP) past the lease: the key expires in Redis, and
+      // neither the watchdog nor the holder's clock can run.
+      const frozenUntil = performance.now() + 700;
+      while (performance.now() < frozenUntil) {
+        // busy: timers cannot fire
+      }
+      // First thing after the freeze, before the clock's timer ends the hold (and lets go of it
+      // in Redis for this owner): the same owner asks again.
+      expect(await lock.tryLock(2_000, 10_000)).toBe(true);
+      // What it believes it holds, it holds: nobody else gets the lock.
+      expect(await rival.tryLock(0, 10_000)).toBe(false);
+      await lock.unlock();
+    });
+    expect(await rival.tryLock(0, 10_000)).toBe(true);
+  });
+
   it('a hold the clock ended is let go in Redis too: taking the lock again is a fresh hold, not a re-entry', async () => {
     const locks = rig.client(rig.connect('proxy'), { watchdogTimeout: 1_500 });
     const lost: string[] = [];
