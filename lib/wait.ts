@@ -42,7 +42,6 @@ function expireDue(): void {
   if (next !== Infinity) arm(next);
 }
 
-
 /**
  * Resolves with `promise`'s value, or TIMED_OUT at `deadline` (performance.now() ms), or
  * rejects with the signal's reason on abort. `promise` itself keeps running either way.

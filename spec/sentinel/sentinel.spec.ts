@@ -1,39 +1,11 @@
-import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
-import { LockClient, LockReplicationError, type LockClientOptions } from '../../lib/index.js';
+import { describe, expect, it } from 'vitest';
+import { LockReplicationError } from '../../lib/index.js';
 import { sleep } from '../helpers/fixtures.js';
-import { spawnSentinelSet, type SpawnedSentinelSet } from '../../tools/redis-sentinel.js';
+import { useSentinelRig } from '../helpers/sentinel-rig.js';
 
 // Each test gets its own master + replica + 3 Sentinels: failover changes who is master.
 describe('Sentinel', () => {
-  const cleanups: (() => Promise<void>)[] = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-    cleanups.length = 0;
-  });
-
-  const setUp = async (): Promise<SpawnedSentinelSet> => {
-    const set = await spawnSentinelSet();
-    cleanups.push(() => set.stop());
-    return set;
-  };
-  const client = (set: SpawnedSentinelSet, options: LockClientOptions = {}): LockClient => {
-    const redis = new Redis({ sentinels: set.sentinelNodes, name: set.name, retryStrategy: () => 100 });
-    redis.on('error', () => undefined);
-    const locks = new LockClient(redis, { keyPrefix: 's', ...options });
-    locks.on('error', () => undefined);
-    cleanups.push(async () => {
-      await locks.close();
-      redis.disconnect();
-    });
-    return locks;
-  };
-  const direct = (port: number): Redis => {
-    const conn = new Redis({ port, host: '127.0.0.1' });
-    conn.on('error', () => undefined);
-    cleanups.push(() => Promise.resolve(conn.disconnect()));
-    return conn;
-  };
+  const { setUp, client, direct } = useSentinelRig();
 
   it('locks and wakes waiters through a Sentinel-backed connection', async () => {
     const set = await setUp();

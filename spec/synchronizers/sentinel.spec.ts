@@ -1,45 +1,14 @@
-import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
-import { LockClient } from '../../lib/index.js';
+import { describe, expect, it } from 'vitest';
+import type { LockClient } from '../../lib/index.js';
 import { sleep } from '../helpers/fixtures.js';
-import { spawnSentinelSet, type SpawnedSentinelSet } from '../../tools/redis-sentinel.js';
+import { useSentinelRig } from '../helpers/sentinel-rig.js';
+import type { SpawnedSentinelSet } from '../../tools/redis-sentinel.js';
 
-// Each test gets its own master + replica + 3 Sentinels: failover changes who is master.
 describe('semaphore and latch through Sentinel', () => {
-  const cleanups: (() => Promise<void>)[] = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-    cleanups.length = 0;
-  });
-
-  const setUp = async (): Promise<SpawnedSentinelSet> => {
-    const set = await spawnSentinelSet();
-    cleanups.push(() => set.stop());
-    return set;
-  };
+  const { setUp, client: sentinelClient, direct } = useSentinelRig();
   /** `keepCommands`: ioredis keeps commands through the failover instead of failing them after 20 retries. */
-  const client = (set: SpawnedSentinelSet, keepCommands = false): LockClient => {
-    const redis = new Redis({
-      sentinels: set.sentinelNodes,
-      name: set.name,
-      retryStrategy: () => 100,
-      ...(keepCommands && { maxRetriesPerRequest: null }),
-    });
-    redis.on('error', () => undefined);
-    const locks = new LockClient(redis, { keyPrefix: 's' });
-    locks.on('error', () => undefined);
-    cleanups.push(async () => {
-      await locks.close();
-      redis.disconnect();
-    });
-    return locks;
-  };
-  const direct = (port: number): Redis => {
-    const conn = new Redis({ port, host: '127.0.0.1' });
-    conn.on('error', () => undefined);
-    cleanups.push(() => Promise.resolve(conn.disconnect()));
-    return conn;
-  };
+  const client = (set: SpawnedSentinelSet, keepCommands = false): LockClient =>
+    sentinelClient(set, {}, keepCommands ? { maxRetriesPerRequest: null } : {});
 
   it('grants permits, wakes waiters and releases a latch through a Sentinel-backed connection', async () => {
     const set = await setUp();
