@@ -2,7 +2,7 @@ import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockClient, MultiLock, type LockClientOptions, type LockLostInfo } from '../../lib/index.js';
-import { sleep } from '../helpers/fixtures.js';
+import { sleep, until } from '../helpers/fixtures.js';
 import { spawnCluster, type SpawnedCluster } from '../../tools/redis-cluster.js';
 
 // One real 3-master + 3-replica cluster for this file; the failover test runs last.
@@ -136,8 +136,9 @@ describe('Redis Cluster', () => {
           await lock.unlock();
         })(),
       );
-      // Enqueued one after another: each waits until its entry is in the queue.
-      await sleep(30);
+      // Enqueued one after another: the next asks only once this one's entry is in the queue
+      // (a fixed pause was not always enough on a loaded machine).
+      await until(async () => (await holder.getQueue()).length === i + 1);
     }
     const started = performance.now();
     await holder.unlock();
