@@ -52,6 +52,7 @@ export class ReentrantLock extends BaseLock implements NodeLockSource {
         return this.releaseFor(owner, reExpireMs, newRequestId(), recordMs);
       },
       track: (owner, sentAt, leaseMs, maxRenewals) => this.trackHold(owner, sentAt, leaseMs, { quiet: true, maxRenewals }),
+      heldRecord: (owner) => this.holdOf(owner),
       releaseHeld: async (owner) => {
         if (this.holdOf(owner)) return this.releaseOwner(owner);
         await open();

@@ -28,6 +28,8 @@ export interface NodeLock {
    * times) and its holder's clock ends it; the RedLock observes it.
    */
   track(owner: string, sentAt: number, leaseMs: number, maxRenewals: number | undefined): Hold;
+  /** This node's client's record of `owner`'s hold, if it holds one by that client's clock. */
+  heldRecord(owner: string): Hold | undefined;
   /** Releases one hold of `owner` through its hold record (see releaseHold); the holds left. */
   releaseHeld(owner: string): Promise<number>;
   /** `owner`'s hold count on this node, 0 if none. */

@@ -60,6 +60,9 @@ export async function attemptRound(
 ): Promise<Attempt> {
   const { locks, quorum, nodeTimeoutMs } = nodes;
   const live = locks.map((_, i) => queues?.[i]?.subscribed ?? false);
+  // The owner's node holds as the round goes out: one whose clock ends (and lets go of it in
+  // Redis, for this owner) before the answers may take this round's grant on its node with it.
+  const before = locks.map((lock) => lock.heldRecord(owner));
   const pending = fanOut(
     locks.length,
     (i) => {
@@ -80,7 +83,8 @@ export async function attemptRound(
   }
   const counted = tally(round.answers, granted);
   const validityMs = ttlMs - (round.decidedAt - round.startedAt) - driftOf(ttlMs);
-  const acquired = counted.yes >= quorum && validityMs > 0;
+  // A let-go sent meanwhile spoils the round: undone, and asked again within the wait.
+  const acquired = counted.yes >= quorum && validityMs > 0 && !before.some((hold) => hold?.letGoSent);
   if (!acquired) await undoRound(nodes, owner, round, reentrant);
   // Refusals that must go before a majority is possible, and when the soonest of them expire.
   const mustFree = counted.no - (locks.length - quorum);

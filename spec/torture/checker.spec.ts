@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Checker } from '../../tools/torture/checker.js';
+import { Checker, type HeldProbe } from '../../tools/torture/checker.js';
 import type { WorkerEvent } from '../../tools/torture/events.js';
 
 // The torture checker on hand-made event sequences: where a hold begins and ends as its holder
@@ -7,15 +7,15 @@ import type { WorkerEvent } from '../../tools/torture/events.js';
 
 type Acquired = Extract<WorkerEvent, { type: 'acquired' }>;
 
-function acquired(hold: string, owner: string, t: number): Acquired {
+function acquired(hold: string, owner: string, t: number, kind: 'multi' | 'lock' = 'multi'): Acquired {
   return {
     type: 'acquired',
     t,
     t0: t - 5,
     op: hold,
     hold,
-    kind: 'multi',
-    names: ['multi-0', 'multi-1'],
+    kind,
+    names: kind === 'multi' ? ['multi-0', 'multi-1'] : ['lock-0'],
     mode: 'excl',
     owner,
     reentry: false,
@@ -24,8 +24,8 @@ function acquired(hold: string, owner: string, t: number): Acquired {
   };
 }
 
-async function check(steps: ((checker: Checker) => void)[]): Promise<Checker> {
-  const checker = new Checker(() => Promise.resolve(false), []);
+async function check(steps: ((checker: Checker) => void)[], probe: HeldProbe = () => Promise.resolve(false)): Promise<Checker> {
+  const checker = new Checker(probe, []);
   for (const step of steps) step(checker);
   // Every hold ended long ago: the stuck probes are due at once.
   await checker.drainProbes();
@@ -63,5 +63,35 @@ describe('torture checker', () => {
     expect(checker.violations.map((v) => v.kind)).toEqual(['exclusion', 'exclusion']);
     expect(checker.violations[0]!.message).toContain('overlap by 2.0 ms');
     expect(checker.stats.unansweredReleases).toBe(0);
+  });
+
+  describe('a lock still held after its owner stopped holding it', () => {
+    const clock = (): number => performance.timeOrigin + performance.now();
+    // Redis answers "held" until `until`: the lease a call of the owner set.
+    const heldUntil = (until: number): HeldProbe => () => Promise.resolve(clock() < until);
+
+    // The hold (lease 400 ms) was lost 3 s ago; a re-entry asked 2 s ago with a lease of 2 500 ms
+    // ran in Redis (taking the lock afresh), but its worker was killed before the answer came.
+    const lostThenReentered = (reentryAttempt: boolean): ((checker: Checker) => void)[] => {
+      const now = clock();
+      return [
+        (c) => c.add({ worker: 0, incarnation: 0, event: acquired('a', 'owner-a', now - 3_400, 'lock') }),
+        (c) => c.add({ worker: 0, incarnation: 0, event: { type: 'lost', t: now - 3_000, hold: 'a', reason: 'expired' } }),
+        ...(reentryAttempt ? [(c: Checker) => c.add({ worker: 0, incarnation: 0, event: { type: 'attempt', t: now - 2_000, names: ['lock-0'], owner: 'owner-a', ttl: 2_500 } })] : []),
+        (c) => c.workerGone(0, 0, now - 1_990, 'killed'),
+      ];
+    };
+
+    it('is stuck when no call of its owner asked for a lease that long', async () => {
+      const checker = await check(lostThenReentered(false), heldUntil(clock() + 500));
+      expect(checker.violations.map((v) => v.kind)).toEqual(['stuck']);
+    });
+
+    it('is not stuck while the lease of a re-entry its worker never heard back from lasts', async () => {
+      const until = clock() + 500;
+      const checker = await check(lostThenReentered(true), heldUntil(until));
+      expect(checker.violations).toEqual([]);
+      expect(clock()).toBeGreaterThan(until);
+    });
   });
 });

@@ -137,6 +137,8 @@ export class Checker {
   readonly #log: readonly FaultRecord[];
   /** Open holds per owner (re-entries share an owner); the lock is probed when the last one ends. */
   readonly #owners = new Map<string, { open: number; ttl: number; kind: Kind; names: Set<string> }>();
+  /** Each owner's latest re-entry call: when it was made, and the lease it asked for. */
+  readonly #attempts = new Map<string, { t: number; ttl: number }>();
   readonly #probes = new Set<Promise<void>>();
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #waits: Extract<TaggedEvent['event'], { type: 'wait' }>[] = [];
@@ -235,6 +237,13 @@ export class Checker {
         if (event.outcome === 'aborted') this.stats.waitsAborted += 1;
         if (event.outcome === 'error') this.stats.waitsFailed += 1;
         return;
+      case 'attempt': {
+        // The call may run in Redis whatever the worker hears: its lease bounds the key's life too.
+        this.#attempts.set(event.owner, { t: event.t, ttl: event.ttl });
+        const owner = this.#owners.get(event.owner);
+        if (owner) owner.ttl = Math.max(owner.ttl, event.ttl);
+        return;
+      }
       case 'ready':
       case 'done':
         return;
@@ -289,11 +298,14 @@ export class Checker {
 
   async #probeOwner(owner: string, kind: Kind, names: string[], endedAt: number, ttl: number): Promise<void> {
     for (const name of names) {
-      let held: boolean | undefined;
-      // The server may be restarting: ask again a few times.
-      for (let tries = 0; tries < 10 && held === undefined; tries += 1) {
-        held = await this.#probe(kind, name, owner);
-        if (held === undefined) await new Promise((resolve) => setTimeout(resolve, 500));
+      let held = await this.#probeAgain(kind, name, owner);
+      // A re-entry called after the hold ended (one the worker never heard back from) holds it
+      // for its own lease: ask again once that has run out too.
+      const attempt = this.#attempts.get(owner);
+      const due = attempt ? Math.max(endedAt, attempt.t) + attempt.ttl + STUCK_MARGIN_MS - (performance.timeOrigin + performance.now()) : 0;
+      if (held && due > 0) {
+        await new Promise((resolve) => setTimeout(resolve, due));
+        held = await this.#probeAgain(kind, name, owner);
       }
       this.stats.probes += 1;
       if (held) {
@@ -307,9 +319,20 @@ export class Checker {
     }
   }
 
+  /** Whether `owner` holds `name`; undefined if the server could not be asked (it may be restarting: asked a few times). */
+  async #probeAgain(kind: Kind, name: string, owner: string): Promise<boolean | undefined> {
+    let held: boolean | undefined;
+    for (let tries = 0; tries < 10 && held === undefined; tries += 1) {
+      held = await this.#probe(kind, name, owner);
+      if (held === undefined) await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    return held;
+  }
+
   /** Waits for the probes still due (bounded by the longest lease). */
   async drainProbes(): Promise<void> {
-    const deadline = Date.now() + TIMING.maxTtl + STUCK_MARGIN_MS + 8_000;
+    // A probe may be asked again once a late re-entry's lease ran out too.
+    const deadline = Date.now() + 2 * (TIMING.maxTtl + STUCK_MARGIN_MS) + 8_000;
     while ((this.#timers.size > 0 || this.#probes.size > 0) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

@@ -36,6 +36,12 @@ export type WorkerEvent =
       readonly outcome: 'acquired' | 'timeout' | 'aborted' | 'error';
       readonly error?: string;
     }
+  /**
+   * A re-entry of `owner`'s hold is about to be asked for with lease `ttl`: sent before the call,
+   * since the call may run in Redis (and extend the lock's TTL) even if the worker dies before
+   * the answer.
+   */
+  | { readonly type: 'attempt'; readonly t: number; readonly names: readonly string[]; readonly owner: string; readonly ttl: number }
   /** An acquisition resolved: hold `hold` of owner `owner` begins (a re-entry when `reentry`). */
   | {
       readonly type: 'acquired';

@@ -27,6 +27,8 @@ function describeEvent(tagged: TaggedEvent, origin: number): string {
   switch (e.type) {
     case 'acquired':
       return `${at(e.t)} ${who} acquired ${e.kind} ${e.names.join('+')} ${e.mode} hold=${e.hold} owner=${e.owner} ${e.watchdog ? 'watchdog' : `lease=${e.ttl}`}${e.reentry ? ' re-entry' : ''}${e.token === undefined ? '' : ` token=${e.token}`} (called ${at(e.t0)})`;
+    case 'attempt':
+      return `${at(e.t)} ${who} re-entry called ${e.names.join('+')} owner=${e.owner} lease=${e.ttl}`;
     case 'release':
       return `${at(e.t)} ${who} release called hold=${e.hold}`;
     case 'released':
@@ -50,7 +52,7 @@ function eventTime(tagged: TaggedEvent): number {
 
 function eventNames(tagged: TaggedEvent): readonly string[] {
   const e = tagged.event;
-  if (e.type === 'acquired' || e.type === 'wait') return e.names;
+  if (e.type === 'acquired' || e.type === 'wait' || e.type === 'attempt') return e.names;
   if (e.type === 'write') return [e.name];
   return [];
 }

@@ -123,10 +123,12 @@ async function acquire(
   t: Target,
   lock: RLock,
   mode: HoldMode,
-  reentry: boolean,
+  /** For a re-entry: the owner of the hold it re-enters. */
+  reentryOf: string | undefined,
   waitTime: number,
   leaseTime: number | undefined,
 ): Promise<Acquired | undefined> {
+  const reentry = reentryOf !== undefined;
   const controller = new AbortController();
   let budget = waitTime;
   let abortTimer: NodeJS.Timeout | undefined;
@@ -137,6 +139,7 @@ async function acquire(
   }
   const options: LockWaitOptions = { waitTime, signal: controller.signal };
   if (leaseTime !== undefined) options.leaseTime = leaseTime;
+  if (reentryOf !== undefined) send({ type: 'attempt', t: now(), names: t.names, owner: reentryOf, ttl: leaseTime ?? TIMING.watchdogTimeout });
   const t0 = now();
   const base = { type: 'wait', t0, op, kind: t.kind, names: t.names, budget } as const;
   let lease: Lease;
@@ -208,13 +211,13 @@ async function operation(client: WorkerClient, kind: Kind, rng: Prng): Promise<v
   const nestFor = rng.int(0, 300);
   const main = (client.main ?? client.red[0])!;
   await main.runInContext(async () => {
-    const outer = await acquire(rng, op, t, t.lock, t.mode, false, drawWait(rng), leaseTime);
+    const outer = await acquire(rng, op, t, t.lock, t.mode, undefined, drawWait(rng), leaseTime);
     if (!outer) return;
     write(t, outer);
     if (nest) {
       await sleep(nestAt);
       const nested = t.nested();
-      const inner = await acquire(rng, op, t, nested.lock, nested.mode, true, rng.int(0, 300), nestLease);
+      const inner = await acquire(rng, op, t, nested.lock, nested.mode, outer.lease.owner, rng.int(0, 300), nestLease);
       if (inner) {
         await sleep(nestFor);
         write(t, inner);

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { RedLock } from '../../lib/index.js';
+import { useServers } from '../helpers/servers.js';
+
+// A RedLock re-entered just as its holder's clock ends the node holds: the clock lets go of each
+// node hold in Redis for the same owner, which may remove what the re-entry took there.
+describe('RedLock re-entry across the end of its node holds', () => {
+  const servers = useServers(3);
+
+  it('a re-entry sent just before the clock ends its node holds is asked again, not believed on nodes it lost', async () => {
+    const clients = servers.clients({ keyPrefix: 'red-reenter', watchdogTimeout: 300 });
+    for (const client of clients) client.on('lost', () => undefined);
+    const red = new RedLock(...clients.map((client) => client.getLock('frozen')));
+    const rivalClients = servers.clients({ keyPrefix: 'red-reenter' });
+    const rival = new RedLock(...rivalClients.map((client) => client.getLock('frozen')));
+    await clients[0]!.runInContext(async () => {
+      await red.lock();
+      // The process freezes (as under SIGSTOP) past the lease: the keys expire on every node, and
+      // neither the watchdogs nor the holder's clocks can run.
+      const frozenUntil = performance.now() + 700;
+      while (performance.now() < frozenUntil) {
+        // busy: timers cannot fire
+      }
+      // First thing after the freeze, before the clocks' timers end the node holds (and let go
+      // of them in Redis for this owner): the same owner asks again.
+      expect(await red.tryLock(2_000, 10_000)).toBe(true);
+      // What it believes it holds, it holds: nobody else gets the lock.
+      expect(await rival.tryLock(0, 10_000)).toBe(false);
+      await red.unlock();
+    });
+    expect(await rival.tryLock(0, 10_000)).toBe(true);
+    await rival.unlock();
+  });
+});
