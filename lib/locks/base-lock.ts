@@ -175,10 +175,14 @@ export abstract class BaseLock implements RLock {
     return Number((await this.query(this.core.redis.hget(this.keys.lock, owner))) ?? 0);
   }
 
-  /** Releases one hold of exactly `owner` (MultiLock and RedLock); resolves with the holds left. */
-  protected async releaseOwner(owner: string): Promise<number> {
+  /**
+   * Releases one hold of exactly `owner` (MultiLock and RedLock); resolves with the holds left.
+   * A release of its own unless `ticket` ties it to an earlier try: an earlier release of the
+   * owner that failed, and is retried in the background, must not stand in for this one.
+   */
+  protected async releaseOwner(owner: string, ticket: ReleaseTicket = {}): Promise<number> {
     await this.open();
-    return this.#release(owner);
+    return this.#release(owner, ticket);
   }
 
   /** Acquires for the current owner (the context's, or a fresh one); false when the wait ran out. */

@@ -45,6 +45,10 @@ export function releaseHold(core: LockCore, name: string, hold: Hold, send: Send
     if (retry.left === ScriptStatus.NotHeld) return Promise.reject(notHeld(name));
     return Promise.resolve(retry.left);
   }
+  // This ticket's release went through already (a composite lock retries its release because
+  // other members failed): answered as it was, not sent again.
+  const done = ticket?.pending?.left;
+  if (done !== undefined) return done === ScriptStatus.NotHeld ? Promise.reject(notHeld(name)) : Promise.resolve(done);
   const pending: PendingRelease = {
     requestId: newRequestId(),
     reExpireMs: hold.watchdog ? core.watchdogTimeoutMs : 0,

@@ -53,8 +53,8 @@ export class ReentrantLock extends BaseLock implements NodeLockSource {
       },
       track: (owner, sentAt, leaseMs, maxRenewals) => this.trackHold(owner, sentAt, leaseMs, { quiet: true, maxRenewals }),
       heldRecord: (owner) => this.holdOf(owner),
-      releaseHeld: async (owner) => {
-        if (this.holdOf(owner)) return this.releaseOwner(owner);
+      releaseHeld: async (owner, ticket) => {
+        if (this.holdOf(owner)) return this.releaseOwner(owner, ticket);
         await open();
         return this.releaseFor(owner, 0, newRequestId(), 1_000);
       },

@@ -2,6 +2,7 @@ import type { LockCore } from '../core.js';
 import type { Hold } from '../holds.js';
 import type { LockKeys } from '../keys.js';
 import type { WaiterMode } from '../scripts/registry.js';
+import type { ReleaseTicket } from './hold-release.js';
 
 /**
  * One lock on one Redis node, driven for an explicit owner, one command per call and no waiting:
@@ -30,8 +31,11 @@ export interface NodeLock {
   track(owner: string, sentAt: number, leaseMs: number, maxRenewals: number | undefined): Hold;
   /** This node's client's record of `owner`'s hold, if it holds one by that client's clock. */
   heldRecord(owner: string): Hold | undefined;
-  /** Releases one hold of `owner` through its hold record (see releaseHold); the holds left. */
-  releaseHeld(owner: string): Promise<number>;
+  /**
+   * Releases one hold of `owner` through its hold record (see releaseHold); the holds left.
+   * `ticket`: the same release tried again (a retried RedLock release); otherwise a new one.
+   */
+  releaseHeld(owner: string, ticket?: ReleaseTicket): Promise<number>;
   /** `owner`'s hold count on this node, 0 if none. */
   holdCount(owner: string): Promise<number>;
 }

@@ -10,7 +10,7 @@ import { askMajority, majorityValue } from '../redlock/majority-query.js';
 import { certain, quorumError, quorumOf, tally, type Verdict } from '../redlock/quorum.js';
 import { RedHold } from '../redlock/red-hold.js';
 import { parseRedLockArgs } from '../redlock/red-lock-args.js';
-import { leaseOfHold } from './hold-release.js';
+import { leaseOfHold, type ReleaseTicket } from './hold-release.js';
 import { checkFunction, checkLockArgs, checkTryLockArgs, checkWaitOptions, WATCHDOG_LEASE } from '../validate.js';
 import { raceDeadline } from '../wait.js';
 import type { NodeLock } from './node-lock.js';
@@ -257,7 +257,7 @@ export class RedLock implements RLock {
    * owner's hold. The releases reach every node either way, so this process counts the hold
    * as given up even when the answers fall short (they throw LockNotHeldError).
    */
-  async #release(owner: string): Promise<void> {
+  async #release(owner: string, release: RedRelease = newRedRelease(this.#nodes.length)): Promise<void> {
     const nodes = this.#nodes;
     const hold = holds.get(this.#holdKey(owner));
     if (hold) hold.releasing += 1;
@@ -265,7 +265,7 @@ export class RedLock implements RLock {
     try {
       round = await fanOut(
         nodes.length,
-        (i) => nodes[i]!.releaseHeld(owner),
+        (i) => nodes[i]!.releaseHeld(owner, release.nodes[i]),
         this.#round.nodeTimeoutMs,
         (answers) => certain(tally(answers, heldByOwner), nodes.length),
       );
@@ -274,15 +274,19 @@ export class RedLock implements RLock {
     }
     const counted = tally(round.answers, heldByOwner);
     const stillHeld = round.answers.filter((answer) => answer?.kind === 'answered' && answer.value > 0).length;
-    const ended = hold ? hold.released() : stillHeld < this.#round.quorum;
+    // A retried release counts once.
+    const ended = hold ? (release.counted ? hold.ended : hold.released()) : stillHeld < this.#round.quorum;
+    release.counted = true;
     if (ended) this.#home.holds.forgetUnscoped(this.#unscopedKey, owner);
     if (counted.yes < this.#round.quorum) throw this.#notHeld(quorumError('release', this.name, round, counted));
     if (ended) this.#home.events.emit('released', { name: this.name, owner });
   }
 
   #lease(owner: string, hold: RedHold): Lease {
-    // A retried release after a failed one releases again: each RedLock release is a new round.
-    return leaseOfHold(this.name, owner, hold, undefined, () => this.#release(owner));
+    // A retried release (after one that failed) is the same release again on every node: a node
+    // that applied it answers as it did, one still retrying it in the background sends it again.
+    const release = newRedRelease(this.#nodes.length);
+    return leaseOfHold(this.name, owner, hold, undefined, () => this.#release(owner, release));
   }
 
   get #unscopedKey(): string {
@@ -314,3 +318,11 @@ export class RedLock implements RLock {
     return new LockNotHeldError(`RedLock "${this.name}" is not held by the current owner${detail}`, { lockName: this.name, cause });
   }
 }
+
+/** One release of a RedLock hold, kept for its retries: a ticket per node, and whether the hold counted it. */
+interface RedRelease {
+  readonly nodes: readonly ReleaseTicket[];
+  counted: boolean;
+}
+
+const newRedRelease = (nodes: number): RedRelease => ({ nodes: Array.from({ length: nodes }, () => ({})), counted: false });

@@ -68,7 +68,7 @@ describe('torture checker', () => {
   describe('a lock still held after its owner stopped holding it', () => {
     const clock = (): number => performance.timeOrigin + performance.now();
     // Redis answers "held" until `until`: the lease a call of the owner set.
-    const heldUntil = (until: number): HeldProbe => () => Promise.resolve(clock() < until);
+    const heldUntil = (until: number): HeldProbe => () => Promise.resolve(clock() < until ? 'held' : false);
 
     // The hold (lease 400 ms) was lost 3 s ago; a re-entry asked 2 s ago with a lease of 2 500 ms
     // ran in Redis (taking the lock afresh), but its worker was killed before the answer came.

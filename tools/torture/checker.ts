@@ -16,6 +16,10 @@ export const WAKE_MARGIN_MS = 500;
 export const WAIT_MARGIN_MS = 250;
 /** A lock whose holder is gone must be free within its lease plus this, ms. */
 export const STUCK_MARGIN_MS = 1_000;
+/** How long a stuck lock is watched, to tell how it ends, ms. */
+const STUCK_FOLLOW_MS = 10_000;
+
+const clock = (): number => performance.timeOrigin + performance.now();
 /** A hold told `lost` this soon after its acquisition resolved was lost before it began, ms. */
 export const LATE_GRANT_MS = 50;
 
@@ -93,7 +97,11 @@ export interface CheckStats {
 }
 
 /** Asks a server whether `owner` still holds lock `name`; undefined when it could not be asked. */
-export type HeldProbe = (kind: Kind, name: string, owner: string) => Promise<boolean | undefined>;
+/**
+ * Does `owner` still hold `name`? false if not; if so, what Redis has there (for the report);
+ * undefined when a server could not be asked.
+ */
+export type HeldProbe = (kind: Kind, name: string, owner: string) => Promise<string | false | undefined>;
 
 /** Which servers a kind's locks live on. */
 export function serversOf(kind: Kind): readonly ServerId[] {
@@ -303,25 +311,28 @@ export class Checker {
       // for its own lease: ask again once that has run out too.
       const attempt = this.#attempts.get(owner);
       const due = attempt ? Math.max(endedAt, attempt.t) + attempt.ttl + STUCK_MARGIN_MS - (performance.timeOrigin + performance.now()) : 0;
-      if (held && due > 0) {
+      if (held !== false && held !== undefined && due > 0) {
         await new Promise((resolve) => setTimeout(resolve, due));
         held = await this.#probeAgain(kind, name, owner);
       }
       this.stats.probes += 1;
-      if (held) {
-        this.violations.push({
-          kind: 'stuck',
-          name,
-          at: endedAt,
-          message: `lock "${name}" (${kind}) still held by ${owner} ${Math.round(performance.timeOrigin + performance.now() - endedAt)} ms after its holder stopped holding it (lease ${ttl} ms + ${STUCK_MARGIN_MS} ms margin)`,
-        });
+      if (held !== false && held !== undefined) {
+        const message = `lock "${name}" (${kind}) still held by ${owner} ${Math.round(clock() - endedAt)} ms after its holder stopped holding it (lease ${ttl} ms + ${STUCK_MARGIN_MS} ms margin): ${held}`;
+        // How long it stays: until a lease runs out, or renewed on?
+        const since = clock();
+        while (held !== false && clock() - since < STUCK_FOLLOW_MS) {
+          await new Promise((resolve) => setTimeout(resolve, 250));
+          held = await this.#probe(kind, name, owner);
+        }
+        const after = held === false ? `; free ${Math.round(clock() - since)} ms later` : `; still held ${STUCK_FOLLOW_MS} ms later`;
+        this.violations.push({ kind: 'stuck', name, at: endedAt, message: message + after });
       }
     }
   }
 
   /** Whether `owner` holds `name`; undefined if the server could not be asked (it may be restarting: asked a few times). */
-  async #probeAgain(kind: Kind, name: string, owner: string): Promise<boolean | undefined> {
-    let held: boolean | undefined;
+  async #probeAgain(kind: Kind, name: string, owner: string): Promise<string | false | undefined> {
+    let held: string | false | undefined;
     for (let tries = 0; tries < 10 && held === undefined; tries += 1) {
       held = await this.#probe(kind, name, owner);
       if (held === undefined) await new Promise((resolve) => setTimeout(resolve, 500));
@@ -332,7 +343,7 @@ export class Checker {
   /** Waits for the probes still due (bounded by the longest lease). */
   async drainProbes(): Promise<void> {
     // A probe may be asked again once a late re-entry's lease ran out too.
-    const deadline = Date.now() + 2 * (TIMING.maxTtl + STUCK_MARGIN_MS) + 8_000;
+    const deadline = Date.now() + 2 * (TIMING.maxTtl + STUCK_MARGIN_MS) + STUCK_FOLLOW_MS + 8_000;
     while ((this.#timers.size > 0 || this.#probes.size > 0) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

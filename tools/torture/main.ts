@@ -36,25 +36,32 @@ const schedule = makeSchedule(args.seed, {
 const admins = new Map<ServerId, Redis>();
 const lockKey = (name: string): string => `{${keyPrefix}:${name}}`;
 
-/** Does `owner` still hold `name` on any of its kind's servers? undefined when a server could not be asked. */
-async function stillHeld(kind: Kind, name: string, owner: string): Promise<boolean | undefined> {
+/** Does `owner` still hold `name` on any of its kind's servers? What they have, if so (see HeldProbe). */
+async function stillHeld(kind: Kind, name: string, owner: string): Promise<string | false | undefined> {
   try {
     const answers = await Promise.all(
       serversOf(kind).map(async (id) => {
         const admin = admins.get(id)!;
         const key = lockKey(name);
-        if (kind !== 'rw') return (await admin.hexists(key, owner)) === 1;
-        // A read-write lock keeps a dead holder's fields until pruned: held means its lease has not ended.
-        const [[writer, wuntil], score, [seconds, micros]] = await Promise.all([
-          admin.hmget(key, 'writer', 'wuntil'),
-          admin.zscore(`${key}:readers`, owner),
-          admin.time(),
-        ]);
-        const serverMs = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
-        return (writer === owner && Number(wuntil) > serverMs) || (score !== null && Number(score) > serverMs);
+        let held: boolean;
+        if (kind !== 'rw') held = (await admin.hexists(key, owner)) === 1;
+        else {
+          // A read-write lock keeps a dead holder's fields until pruned: held means its lease has not ended.
+          const [[writer, wuntil], score, [seconds, micros]] = await Promise.all([
+            admin.hmget(key, 'writer', 'wuntil'),
+            admin.zscore(`${key}:readers`, owner),
+            admin.time(),
+          ]);
+          const serverMs = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
+          held = (writer === owner && Number(wuntil) > serverMs) || (score !== null && Number(score) > serverMs);
+        }
+        if (!held) return undefined;
+        const [fields, pttl] = await Promise.all([admin.hgetall(key), admin.pttl(key)]);
+        return `server ${id} has ${JSON.stringify(fields)} pttl ${pttl}`;
       }),
     );
-    return answers.includes(true);
+    const held = answers.filter((answer) => answer !== undefined);
+    return held.length > 0 ? held.join('; ') : false;
   } catch {
     return undefined;
   }
