@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { toLockError, type LockOperation } from '../errors.js';
 
@@ -14,17 +13,6 @@ export interface ScriptCommand {
 
 type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
 
-/** SHA1 of each script's text, computed once per process. */
-const shas = new WeakMap<ScriptCommand, string>();
-function shaOf(command: ScriptCommand): string {
-  let sha = shas.get(command);
-  if (sha === undefined) {
-    sha = createHash('sha1').update(command.lua).digest('hex');
-    shas.set(command, sha);
-  }
-  return sha;
-}
-
 /** The reply of command `index` of a pipeline, or its error thrown. */
 export function replyOf(replies: [Error | null, unknown][] | null, index: number): unknown {
   const entry = replies?.[index];
@@ -34,19 +22,17 @@ export function replyOf(replies: [Error | null, unknown][] | null, index: number
 }
 
 /**
- * Runs rlock's scripts on one connection. The first call of a script goes through its ioredis
- * `defineCommand` (which sends its text, EVAL, on a connection that has not sent it yet); later
- * calls are a plain EVALSHA, the cheapest way through ioredis (no wrapper promise or command
- * subclass per call). On NOSCRIPT (a restart, a failover, SCRIPT FLUSH) the call is sent again
- * through the defined command. Pipelines use the defined commands directly. Every failure from Redis or the connection
+ * Runs rlock's scripts on one connection, through their ioredis `defineCommand`: ioredis decides
+ * EVAL or EVALSHA when it writes the call, per socket (the text the first time on a socket, the
+ * SHA after), so calls queued or resent across a reconnect (a restarted server has an empty script
+ * cache) stay in the order they were made. A plain EVALSHA sent by the caller would be refused
+ * there (NOSCRIPT) and sent again behind later calls. Every failure from Redis or the connection
  * comes out as a LockRedisError naming the lock and the operation.
  */
 export class ScriptRunner {
   readonly redis: RedisConnection;
   /** ioredis' own `keyPrefix`: it prefixes KEYS, so keys passed in ARGV must get it from the caller. */
   readonly keyPrefix: string;
-  /** Scripts this runner has run once: sent by EVALSHA from then on. */
-  readonly #sent = new Set<ScriptCommand>();
 
   constructor(redis: RedisConnection, connectionKeyPrefix: string) {
     this.redis = redis;
@@ -66,27 +52,10 @@ export class ScriptRunner {
   async run(command: ScriptCommand, operation: LockOperation, lockName: string | undefined, args: (string | number)[]): Promise<unknown> {
     const fn = (this.redis as unknown as Record<string, ScriptCall>)[command.name];
     if (!fn) throw new Error(`rlock script ${command.name} is not defined on this connection`);
-    if (this.#sent.has(command)) {
-      try {
-        const sha = shaOf(command);
-        return await (command.numberOfKeys === undefined
-          ? this.redis.evalsha(sha, ...(args as [number, ...(string | number)[]]))
-          : this.redis.evalsha(sha, command.numberOfKeys, ...args));
-      } catch (error) {
-        if (!isNoScript(error)) throw toLockError(error, operation, lockName);
-      }
-    }
-    // First call, or not in the server's script cache: the defined command sends the text.
     try {
-      const reply = await fn.apply(this.redis, args);
-      this.#sent.add(command);
-      return reply;
+      return await fn.apply(this.redis, args);
     } catch (error) {
       throw toLockError(error, operation, lockName);
     }
   }
-}
-
-function isNoScript(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
