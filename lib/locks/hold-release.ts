@@ -104,11 +104,10 @@ function settle(core: LockCore, name: string, hold: Hold, left: number): number 
   if (left === 0) {
     holds.end(hold);
     if (!hold.quiet) core.events.emit('released', { name, owner: hold.owner, heldMs: performance.now() - hold.since });
-  } else if (hold.ending) {
-    // Holds remain after all (another acquisition of the owner came in meanwhile): renew again.
-    hold.ending = false;
-    if (hold.watchdog) core.watchdog.kick();
   }
+  // Holds left in Redis while the client counted none (an acquisition of the owner that came in
+  // meanwhile clears `ending`): nobody holds them, so they are not renewed; they end with their
+  // lease. Renewing them would keep the lock taken for as long as the process lives.
   return left;
 }
 
@@ -131,7 +130,7 @@ async function finishInBackground(
       if (!core.holds.isCurrent(hold)) return;
       // Kept (count 0) until its lease is over or a retried release collects the answer.
       hold.count = Math.max(0, left);
-      if (left > 0) hold.ending = false;
+      // Holds left that the client did not count are not renewed (see settle).
       if (left === 0 && !hold.quiet) core.events.emit('released', { name, owner: hold.owner, heldMs: performance.now() - hold.since });
       return;
     } catch {
