@@ -10,7 +10,8 @@ import { askMajority, majorityValue } from '../redlock/majority-query.js';
 import { certain, quorumError, quorumOf, tally, type Verdict } from '../redlock/quorum.js';
 import { RedHold } from '../redlock/red-hold.js';
 import { parseRedLockArgs } from '../redlock/red-lock-args.js';
-import { leaseOfHold, type ReleaseTicket } from './hold-release.js';
+import { newRedRelease, type RedRelease } from '../redlock/red-release.js';
+import { leaseOfHold } from './hold-release.js';
 import { checkFunction, checkLockArgs, checkTryLockArgs, checkWaitOptions, WATCHDOG_LEASE } from '../validate.js';
 import { raceDeadline } from '../wait.js';
 import type { NodeLock } from './node-lock.js';
@@ -318,11 +319,3 @@ export class RedLock implements RLock {
     return new LockNotHeldError(`RedLock "${this.name}" is not held by the current owner${detail}`, { lockName: this.name, cause });
   }
 }
-
-/** One release of a RedLock hold, kept for its retries: a ticket per node, and whether the hold counted it. */
-interface RedRelease {
-  readonly nodes: readonly ReleaseTicket[];
-  counted: boolean;
-}
-
-const newRedRelease = (nodes: number): RedRelease => ({ nodes: Array.from({ length: nodes }, () => ({})), counted: false });
