@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LockAcquireTimeoutError, MultiLock } from '../../lib/index.js';
-import { sleep, until } from '../helpers/fixtures.js';
+import { freezeFor, sleep, until } from '../helpers/fixtures.js';
 import { useFaultRig } from '../helpers/fault-rig.js';
 
 // Answers that come too late, or never: a single attempt has a time limit too; an acquisition
@@ -49,10 +49,7 @@ describe('late answers', () => {
       await lock.lock();
       // The process freezes (as under SIGSTOP) past the lease: the key expires in Redis, and
       // neither the watchdog nor the holder's clock can run.
-      const frozenUntil = performance.now() + 700;
-      while (performance.now() < frozenUntil) {
-        // busy: timers cannot fire
-      }
+      freezeFor(700);
       // First thing after the freeze, before the clock's timer ends the hold (and lets go of it
       // in Redis for this owner): the same owner asks again.
       expect(await lock.tryLock(2_000, 10_000)).toBe(true);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RedLock } from '../../lib/index.js';
+import { freezeFor } from '../helpers/fixtures.js';
 import { useServers } from '../helpers/servers.js';
 
 // A RedLock re-entered just as its holder's clock ends the node holds: the clock lets go of each
@@ -17,10 +18,7 @@ describe('RedLock re-entry across the end of its node holds', () => {
       await red.lock();
       // The process freezes (as under SIGSTOP) past the lease: the keys expire on every node, and
       // neither the watchdogs nor the holder's clocks can run.
-      const frozenUntil = performance.now() + 700;
-      while (performance.now() < frozenUntil) {
-        // busy: timers cannot fire
-      }
+      freezeFor(700);
       // First thing after the freeze, before the clocks' timers end the node holds (and let go
       // of them in Redis for this owner): the same owner asks again.
       expect(await red.tryLock(2_000, 10_000)).toBe(true);

@@ -113,3 +113,11 @@ export async function until(check: () => Promise<boolean> | boolean, timeoutMs =
     await sleep(5);
   }
 }
+
+/** Blocks the event loop for `ms` (as a process under SIGSTOP): no timer or I/O callback runs meanwhile. */
+export function freezeFor(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // busy: timers cannot fire
+  }
+}
