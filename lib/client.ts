@@ -25,6 +25,7 @@ import {
   checkKeyPrefix,
   checkObject,
   checkPositiveDuration,
+  checkWatchdogTimeout,
   checkSyncReplicas,
   checkOneOf,
 } from './validate.js';
@@ -92,7 +93,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     }
     const keyPrefix = raw.keyPrefix === undefined ? DEFAULTS.keyPrefix : checkKeyPrefix(raw.keyPrefix);
     const watchdogTimeoutMs =
-      raw.watchdogTimeout === undefined ? DEFAULTS.watchdogTimeout : checkPositiveDuration(raw.watchdogTimeout, 'watchdogTimeout');
+      raw.watchdogTimeout === undefined ? DEFAULTS.watchdogTimeout : checkWatchdogTimeout(raw.watchdogTimeout);
     const fairLockWaitTimeoutMs =
       raw.fairLockWaitTimeout === undefined
         ? DEFAULTS.fairLockWaitTimeout

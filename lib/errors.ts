@@ -168,6 +168,9 @@ export class LockClientClosedError extends LockError {
   override readonly code = 'CLIENT_CLOSED' as const;
 }
 
+/** What a message names: a lock, or one of the synchronizers built the same way. */
+export type ObjectKind = 'lock' | 'semaphore' | 'latch';
+
 /** What rlock was doing when Redis or the connection failed. */
 export type LockOperation = 'acquire' | 'release' | 'renew' | 'forceUnlock' | 'query';
 
@@ -189,12 +192,12 @@ export class LockRedisError extends LockError {
 }
 
 /**
- * `error` as an rlock error: an rlock error stays as it is; anything else (a reply error, a closed
+ * `error` as an rlock error (`kind` names what `lockName` is): an rlock error stays as it is; anything else (a reply error, a closed
  * connection, ioredis' retry limit) becomes a LockRedisError with it as `cause`.
  */
-export function toLockError(error: unknown, operation: LockOperation, lockName: string | undefined): LockError {
+export function toLockError(error: unknown, operation: LockOperation, lockName: string | undefined, kind: ObjectKind = 'lock'): LockError {
   if (isLockError(error)) return error;
-  const what = lockName === undefined ? operation : `${operation} of lock "${lockName}"`;
+  const what = lockName === undefined ? operation : `${operation} of ${kind} "${lockName}"`;
   const detail = error instanceof Error ? error.message : String(error);
   return new LockRedisError(`${what} failed: ${detail}`, operation, { lockName, cause: error });
 }

@@ -1,4 +1,4 @@
-import { LockLostError, type LockError, type LockLostReason } from './errors.js';
+import { LockLostError, type LockError, type LockLostReason, type ObjectKind } from './errors.js';
 import { HOLD_DRIFT_FACTOR, HOLD_DRIFT_MS } from './options.js';
 import type { RenewScript } from './scripts/registry.js';
 
@@ -12,6 +12,11 @@ export interface RenewTarget {
   readonly keys: readonly string[];
   /** Who holds, as the script knows it: the owner id, or `r:`/`w:` + owner id on a read-write lock. */
   readonly holder: string;
+}
+
+/** What a hold's messages call the object it is on: a permit is a hold on a semaphore. */
+export function kindOf(target: RenewTarget): ObjectKind {
+  return target.script === 'permit' ? 'semaphore' : 'lock';
 }
 
 /** A release that failed (or got no answer in time) and goes on in the background. */
@@ -283,7 +288,7 @@ export class Holds {
       return;
     }
     const error = new LockLostError(
-      `lock "${hold.target.name}" may have expired: no renewal or acquisition was confirmed within its lease`,
+      `${kindOf(hold.target)} "${hold.target.name}" may have expired: no renewal or acquisition was confirmed within its lease`,
       'expired',
       { lockName: hold.target.name },
     );

@@ -109,6 +109,12 @@ export const HOLD_DRIFT_FACTOR = 0.01;
 /** Fixed part of the holder's clock margin, ms (timers on a busy event loop fire late). */
 export const HOLD_DRIFT_MS = 25;
 
+/**
+ * The shortest lease (and watchdog timeout) accepted, ms. A lease within the holder's clock margin
+ * (about 25 ms) would end by that clock before any answer came: it could never be held.
+ */
+export const MIN_LEASE_MS = 50;
+
 /** How long a release waits for Redis before it rejects (it goes on in the background), ms. */
 export const RELEASE_TIMEOUT_MS = 5_000;
 

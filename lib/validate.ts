@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from './errors.js';
+import { MIN_LEASE_MS } from './options.js';
 
 /** The largest duration Redis PEXPIRE and Node timers both accept, ms. */
 export const MAX_DURATION_MS = 2 ** 31 - 1;
@@ -39,10 +40,21 @@ export function checkWaitTime(value: unknown, lockName?: string): number | undef
 export function checkLeaseTime(value: unknown, lockName?: string): number {
   if (value === undefined || value === WATCHDOG_LEASE) return WATCHDOG_LEASE;
   const lease = checkDuration(value, 'leaseTime', lockName);
-  if (lease === 0) {
-    throw new InvalidArgumentError('`leaseTime` must be positive, or -1 for watchdog mode, got 0', { lockName });
+  if (lease < MIN_LEASE_MS) {
+    throw new InvalidArgumentError(
+      `\`leaseTime\` must be at least ${MIN_LEASE_MS} ms (the holder counts a lease as ended 1 % + 25 ms early), ` +
+        `or -1 for watchdog mode, got ${describe(value)}`,
+      { lockName },
+    );
   }
   return lease;
+}
+
+/** The client's `watchdogTimeout`: the lease the watchdog keeps renewing, at least MIN_LEASE_MS. */
+export function checkWatchdogTimeout(value: unknown): number {
+  const ms = checkDuration(value, 'watchdogTimeout');
+  if (ms < MIN_LEASE_MS) throw new InvalidArgumentError(`\`watchdogTimeout\` must be at least ${MIN_LEASE_MS} ms, got ${describe(value)}`);
+  return ms;
 }
 
 /** A positive whole duration option such as `watchdogTimeout`. */

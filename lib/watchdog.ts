@@ -1,5 +1,5 @@
 import { LockLostError, LockReplicationError, type LockLostReason } from './errors.js';
-import type { Hold, Holds } from './holds.js';
+import { kindOf, type Hold, type Holds } from './holds.js';
 import { RENEW_BATCH_SIZE, RENEW_RETRY_MS } from './options.js';
 import type { LockScripts, ReplicaAck } from './scripts/registry.js';
 import type { Topology } from './topology.js';
@@ -104,9 +104,8 @@ export class Watchdog {
       const wanted = syncReplicas?.replicas ?? 0;
       if (renewal.acks !== undefined && renewal.acks < wanted) {
         // Renewed on the master, but a failover now could lose it: say so, keep renewing.
-        listener.error(
-          new LockReplicationError(`renewal of ${batch.length} lock(s) reached ${renewal.acks} of ${wanted} replicas`, renewal.acks, wanted),
-        );
+        const message = `renewal of ${batch.length} hold(s) reached ${renewal.acks} of ${wanted} replicas`;
+        listener.error(new LockReplicationError(message, renewal.acks, wanted));
       }
     } catch (error) {
       if (this.#closed) return;
@@ -122,7 +121,8 @@ export class Watchdog {
         if (!hold.quiet) listener.renewed(hold);
       } else if (hold.releasing === 0 && !hold.ending) {
         const reason: LockLostReason = results[i] === GONE ? 'deleted' : 'taken';
-        holds.lose(hold, reason, new LockLostError(`lock "${hold.target.name}" was lost (${reason})`, reason, { lockName: hold.target.name }));
+        const message = `${kindOf(hold.target)} "${hold.target.name}" was lost (${reason})`;
+        holds.lose(hold, reason, new LockLostError(message, reason, { lockName: hold.target.name }));
       }
     });
   }

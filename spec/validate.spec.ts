@@ -49,7 +49,7 @@ describe('bad input → InvalidArgumentError before anything reaches Redis', () 
     await expect(lock.acquire({ leaseTime: '5' as never })).rejects.toThrow(InvalidArgumentError);
     await expect(lock.withLock(() => 1, { waitTime: Infinity })).rejects.toThrow(InvalidArgumentError);
     await expect(lock.withLock('fn' as never)).rejects.toThrow(/`fn`/);
-    await expect(lock.tryLock(10, 10, { signal: 'x' as never })).rejects.toThrow(/`signal`/);
+    await expect(lock.tryLock(10, 10_000, { signal: 'x' as never })).rejects.toThrow(/`signal`/);
     await expect(lock.lock(undefined, 'x' as never)).rejects.toThrow(/`options`/);
   });
 
@@ -60,7 +60,7 @@ describe('bad input → InvalidArgumentError before anything reaches Redis', () 
     await expect(lock.tryLockAndGetToken(-1)).rejects.toThrow(/`waitTime`/);
     await expect(lock.tryLockAndGetToken(0, Number.NaN)).rejects.toThrow(/`leaseTime`/);
     await expect(lock.tryLockAndGetToken({ waitTime: '1' as never })).rejects.toThrow(InvalidArgumentError);
-    await expect(lock.tryLockAndGetToken(1, 1, { signal: {} as never })).rejects.toThrow(/`signal`/);
+    await expect(lock.tryLockAndGetToken(1, 10_000, { signal: {} as never })).rejects.toThrow(/`signal`/);
   });
 
   it('MultiLock: no lock, a value that is not an rlock lock, the same lock twice', () => {
@@ -99,7 +99,7 @@ describe('bad input → InvalidArgumentError before anything reaches Redis', () 
     await expect(fairLockOf().tryLock({ waitTime: wait as number })).rejects.toThrow(/`waitTime`/);
   });
 
-  it.each([...badTimes.filter((t) => t !== -1), 0, -2])('leaseTime %s', async (lease) => {
+  it.each([...badTimes.filter((t) => t !== -1), 0, -2, 1, 49])('leaseTime %s', async (lease) => {
     const lock = lockOf();
     await expect(lock.lock(lease as number)).rejects.toThrow(/`leaseTime`/);
     await expect(lock.tryLock(0, lease as number)).rejects.toThrow(InvalidArgumentError);
@@ -109,7 +109,7 @@ describe('bad input → InvalidArgumentError before anything reaches Redis', () 
 
   it('signal, fn and options of the wrong type', async () => {
     const lock = lockOf();
-    await expect(lock.tryLock(10, 10, { signal: 'x' as unknown as AbortSignal })).rejects.toThrow(/`signal`/);
+    await expect(lock.tryLock(10, 10_000, { signal: 'x' as unknown as AbortSignal })).rejects.toThrow(/`signal`/);
     await expect(lock.lock(undefined, 'x' as never)).rejects.toThrow(/`options`/);
     await expect(lock.withLock('fn' as never)).rejects.toThrow(/`fn`/);
     await expect(lock.acquire([] as never)).rejects.toThrow(InvalidArgumentError);
@@ -123,6 +123,9 @@ describe('bad input → InvalidArgumentError before anything reaches Redis', () 
     expect(make({ watchdogTimeout: 0 })).toThrow(/`watchdogTimeout`/);
     expect(make({ watchdogTimeout: -5 })).toThrow(InvalidArgumentError);
     expect(make({ watchdogTimeout: Number.NaN })).toThrow(InvalidArgumentError);
+    // Shorter than the holder's clock margin, a lease could never be held.
+    expect(make({ watchdogTimeout: 49 })).toThrow(/`watchdogTimeout` must be at least 50 ms/);
+    expect(make({ watchdogTimeout: 50 })).not.toThrow();
     expect(make({ fairLockWaitTimeout: 0 })).toThrow(/`fairLockWaitTimeout`/);
     expect(make({ fairLockWaitTimeout: -1 })).toThrow(/`fairLockWaitTimeout`/);
     expect(make({ fairLockWaitTimeout: Number.POSITIVE_INFINITY })).toThrow(InvalidArgumentError);

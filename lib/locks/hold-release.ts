@@ -1,6 +1,6 @@
 import type { LockCore } from '../core.js';
 import { LockNotHeldError, LockRedisError, ScriptStatus, toLockError } from '../errors.js';
-import type { Hold, PendingRelease } from '../holds.js';
+import { kindOf, type Hold, type PendingRelease } from '../holds.js';
 import { LazyAbort, Lease } from '../lease.js';
 import { RECORD_MAX_MS, RELEASE_TIMEOUT_MS } from '../options.js';
 import { raceDeadline, TIMED_OUT } from '../wait.js';
@@ -42,13 +42,13 @@ export function releaseHold(core: LockCore, name: string, hold: Hold, send: Send
     // The background retry got through: the answer was applied then; hand it over now.
     hold.pending = undefined;
     if (hold.count === 0) core.holds.end(hold);
-    if (retry.left === ScriptStatus.NotHeld) return Promise.reject(notHeld(name));
+    if (retry.left === ScriptStatus.NotHeld) return Promise.reject(notHeld(name, hold));
     return Promise.resolve(retry.left);
   }
   // This ticket's release went through already (a composite lock retries its release because
   // other members failed): answered as it was, not sent again.
   const done = ticket?.pending?.left;
-  if (done !== undefined) return done === ScriptStatus.NotHeld ? Promise.reject(notHeld(name)) : Promise.resolve(done);
+  if (done !== undefined) return done === ScriptStatus.NotHeld ? Promise.reject(notHeld(name, hold)) : Promise.resolve(done);
   const pending: PendingRelease = {
     requestId: newRequestId(),
     reExpireMs: hold.watchdog ? core.watchdogTimeoutMs : 0,
@@ -71,9 +71,8 @@ async function attempt(core: LockCore, name: string, hold: Hold, send: SendRelea
     const deadline = Math.min(performance.now() + RELEASE_TIMEOUT_MS, hold.validUntil);
     const left = await raceDeadline(call, deadline);
     if (left === TIMED_OUT) {
-      throw new LockRedisError(`release of lock "${name}" got no answer in time; it is retried in the background`, 'release', {
-        lockName: name,
-      });
+      const what = `${kindOf(hold.target)} "${name}"`;
+      throw new LockRedisError(`release of ${what} got no answer in time; it is retried in the background`, 'release', { lockName: name });
     }
     pending.left = left;
     if (hold.pending === pending) hold.pending = undefined;
@@ -84,12 +83,12 @@ async function attempt(core: LockCore, name: string, hold: Hold, send: SendRelea
       hold.pending = pending;
       void finishInBackground(core, name, hold, send, pending, call);
     }
-    throw toLockError(error, 'release', name);
+    throw toLockError(error, 'release', name, kindOf(hold.target));
   }
 }
 
-function notHeld(name: string): LockNotHeldError {
-  return new LockNotHeldError(`lock "${name}" is not held by the current owner`, { lockName: name });
+function notHeld(name: string, hold: Hold): LockNotHeldError {
+  return new LockNotHeldError(`${kindOf(hold.target)} "${name}" is not held by the current owner`, { lockName: name });
 }
 
 /** Applies Redis' answer to the client's record of the hold. */
@@ -97,7 +96,7 @@ function settle(core: LockCore, name: string, hold: Hold, left: number): number 
   const { holds } = core;
   if (left === ScriptStatus.NotHeld) {
     holds.end(hold);
-    throw notHeld(name);
+    throw notHeld(name, hold);
   }
   if (!holds.isCurrent(hold)) return left;
   hold.count = left;

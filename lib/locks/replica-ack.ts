@@ -1,10 +1,10 @@
 import type { LockCore } from '../core.js';
-import { LockReplicationError } from '../errors.js';
+import { LockReplicationError, type ObjectKind } from '../errors.js';
 
 /**
  * `syncReplicas`: after an acquisition, WAIT for the replicas' acks on the lock's node. Too few
  * → `rollBack()` (release the hold just taken) and throw LockReplicationError; a failed WAIT →
- * `abandon()` (release in the background) and rethrow.
+ * `abandon()` (release in the background) and rethrow. `kind` names the object in messages.
  */
 export async function confirmReplicas(
   core: LockCore,
@@ -12,12 +12,13 @@ export async function confirmReplicas(
   lockKey: string,
   rollBack: () => Promise<unknown>,
   abandon: () => void,
+  kind: ObjectKind = 'lock',
 ): Promise<void> {
   const ack = core.syncReplicas;
   if (!ack) return;
   let acks: number;
   try {
-    acks = await core.scripts.lock.waitForReplicas(lockKey, lockName, ack);
+    acks = await core.scripts.lock.waitForReplicas(lockKey, lockName, ack, kind);
   } catch (error) {
     abandon();
     throw error;
@@ -25,8 +26,8 @@ export async function confirmReplicas(
   if (acks >= ack.replicas) return;
   await rollBack();
   throw new LockReplicationError(
-    `lock "${lockName}" was acquired but confirmed by ${acks} of ${ack.replicas} replicas within ` +
-      `${ack.timeoutMs} ms, so it was released again`,
+    `an acquisition of ${kind} "${lockName}" was confirmed by ${acks} of ${ack.replicas} replicas within ` +
+      `${ack.timeoutMs} ms, so it was given back`,
     acks,
     ack.replicas,
     { lockName },

@@ -1,7 +1,7 @@
 import type { FencedLockKeys, LockKeys, WaitTarget } from '../keys.js';
 import type { PublishCommand, ReplicaAck, WaiterMode } from './registry.js';
 import { replyOf, type ScriptRunner } from './script-runner.js';
-import { toLockError } from '../errors.js';
+import { toLockError, type ObjectKind } from '../errors.js';
 import acquireLua from './acquire-2.lua';
 import acquireFreeLua from './acquire-free.lua';
 import callLogLua from './call-log.lua';
@@ -82,13 +82,13 @@ export class ExclusiveLockScripts {
     }
   }
   /** How many replicas confirmed the writes made so far on the node holding `lockKey` (WAIT). */
-  async waitForReplicas(lockKey: string, lockName: string, ack: ReplicaAck): Promise<number> {
+  async waitForReplicas(lockKey: string, lockName: string, ack: ReplicaAck, kind: ObjectKind = 'lock'): Promise<number> {
     try {
       // EXISTS pins the pipeline to the lock's node on a Cluster; WAIT itself has no key.
       const replies = await this.#runner.redis.pipeline().exists(lockKey).wait(ack.replicas, ack.timeoutMs).exec();
       return replyOf(replies, 1) as number;
     } catch (error) {
-      throw toLockError(error, 'acquire', lockName);
+      throw toLockError(error, 'acquire', lockName, kind);
     }
   }
 }

@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { toLockError, type LockOperation } from '../errors.js';
+import { toLockError, type LockOperation, type ObjectKind } from '../errors.js';
 
 /** A connection rlock sends commands on: a standalone ioredis client or a Cluster. */
 export type RedisConnection = Redis | Cluster;
@@ -48,14 +48,20 @@ export class ScriptRunner {
     }
   }
 
-  /** Runs a defined script; `lockName` and `operation` name what failed, if it fails. */
-  async run(command: ScriptCommand, operation: LockOperation, lockName: string | undefined, args: (string | number)[]): Promise<unknown> {
+  /** Runs a defined script; `operation`, `lockName` and its `kind` name what failed, if it fails. */
+  async run(
+    command: ScriptCommand,
+    operation: LockOperation,
+    lockName: string | undefined,
+    args: (string | number)[],
+    kind: ObjectKind = 'lock',
+  ): Promise<unknown> {
     const fn = (this.redis as unknown as Record<string, ScriptCall>)[command.name];
     if (!fn) throw new Error(`rlock script ${command.name} is not defined on this connection`);
     try {
       return await fn.apply(this.redis, args);
     } catch (error) {
-      throw toLockError(error, operation, lockName);
+      throw toLockError(error, operation, lockName, kind);
     }
   }
 }

@@ -93,7 +93,7 @@ export class SynchronizerScripts {
   /** Non-fair: null when granted, else ms until the earliest lease ends. */
   async acquire(keys: SemaphoreKeys, member: string, limit: number, leaseMs: number, clientId: string, mode: string, hint: string): Promise<number | null> {
     const args = [keys.permits, keys.waiters, keys.needs, member, limit, leaseMs, clientId, mode, hint];
-    const reply = await this.#runner.run(COMMANDS.semAcquire, 'acquire', keys.name, args);
+    const reply = await this.#runner.run(COMMANDS.semAcquire, 'acquire', keys.name, args, 'semaphore');
     return reply === null ? null : Number(reply);
   }
 
@@ -108,7 +108,7 @@ export class SynchronizerScripts {
     publish: PublishCommand,
   ): Promise<number | null> {
     const args = [keys.permits, keys.queue, keys.timeouts, keys.turnPrefix, member, limit, leaseMs, waiterId, waitTimeoutMs, publish];
-    const reply = await this.#runner.run(COMMANDS.semFairAcquire, 'acquire', keys.name, args);
+    const reply = await this.#runner.run(COMMANDS.semFairAcquire, 'acquire', keys.name, args, 'semaphore');
     return reply === null ? null : Number(reply);
   }
 
@@ -116,52 +116,53 @@ export class SynchronizerScripts {
   async release(keys: SemaphoreKeys, member: string, limit: number, publish: PublishCommand): Promise<number> {
     const { permits, waiters, needs, wakePrefix, queue, timeouts, turnPrefix } = keys;
     const args = [permits, waiters, needs, wakePrefix, queue, timeouts, turnPrefix, member, limit, publish];
-    return Number(await this.#runner.run(COMMANDS.semRelease, 'release', keys.name, args));
+    return Number(await this.#runner.run(COMMANDS.semRelease, 'release', keys.name, args, 'semaphore'));
   }
 
   async passWake(keys: SemaphoreKeys, clientId: string, limit: number, publish: PublishCommand, budget: number): Promise<void> {
     const args = [keys.permits, keys.waiters, keys.needs, keys.wakePrefix, clientId, limit, publish, budget];
-    await this.#runner.run(COMMANDS.semPassWake, 'acquire', keys.name, args);
+    await this.#runner.run(COMMANDS.semPassWake, 'acquire', keys.name, args, 'semaphore');
   }
 
   async leaveWaiterSet(keys: SemaphoreKeys, clientId: string): Promise<void> {
     try {
       await this.#runner.redis.multi().zrem(keys.waiters, clientId).hdel(keys.needs, clientId).exec();
     } catch (error) {
-      throw toLockError(error, 'acquire', keys.name);
+      throw toLockError(error, 'acquire', keys.name, 'semaphore');
     }
   }
 
   async fairLeave(keys: SemaphoreKeys, waiterId: string, limit: number, publish: PublishCommand): Promise<void> {
     const args = [keys.permits, keys.queue, keys.timeouts, keys.turnPrefix, waiterId, limit, publish];
-    await this.#runner.run(COMMANDS.semFairLeave, 'acquire', keys.name, args);
+    await this.#runner.run(COMMANDS.semFairLeave, 'acquire', keys.name, args, 'semaphore');
   }
 
   async available(keys: SemaphoreKeys, limit: number): Promise<number> {
-    return Number(await this.#runner.run(COMMANDS.semAvailable, 'query', keys.name, [keys.permits, limit]));
+    return Number(await this.#runner.run(COMMANDS.semAvailable, 'query', keys.name, [keys.permits, limit], 'semaphore'));
   }
 
   /** True when this call set the count. */
   async latchTrySet(keys: LatchKeys, count: number, requestId: string): Promise<boolean> {
-    return Number(await this.#runner.run(COMMANDS.latchTrySet, 'acquire', keys.name, [keys.latch, keys.records, count, requestId])) === 1;
+    const args = [keys.latch, keys.records, count, requestId];
+    return Number(await this.#runner.run(COMMANDS.latchTrySet, 'acquire', keys.name, args, 'latch')) === 1;
   }
 
   /** The count left. */
   async latchCountDown(keys: LatchKeys, requestId: string, publish: PublishCommand): Promise<number> {
     const args = [keys.latch, keys.waiters, keys.wakePrefix, keys.records, requestId, publish];
-    return Number(await this.#runner.run(COMMANDS.latchCountDown, 'release', keys.name, args));
+    return Number(await this.#runner.run(COMMANDS.latchCountDown, 'release', keys.name, args, 'latch'));
   }
 
   /** The count left (0: open); registers `clientId` as waiting unless it is ''. */
   async latchWait(keys: LatchKeys, clientId: string, sleepMs: number): Promise<number> {
-    return Number(await this.#runner.run(COMMANDS.latchWait, 'query', keys.name, [keys.latch, keys.waiters, clientId, sleepMs]));
+    return Number(await this.#runner.run(COMMANDS.latchWait, 'query', keys.name, [keys.latch, keys.waiters, clientId, sleepMs], 'latch'));
   }
 
   async latchLeave(keys: LatchKeys, clientId: string): Promise<void> {
     try {
       await this.#runner.redis.zrem(keys.waiters, clientId);
     } catch (error) {
-      throw toLockError(error, 'query', keys.name);
+      throw toLockError(error, 'query', keys.name, 'latch');
     }
   }
 }

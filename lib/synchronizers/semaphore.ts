@@ -1,8 +1,9 @@
 import type { LockCore } from '../core.js';
 import { InvalidArgumentError, LockAcquireTimeoutError } from '../errors.js';
 import { acquireInTurn, type FairAttempt } from '../fair-wait.js';
-import type { RenewTarget } from '../holds.js';
+import { holdDrift, type RenewTarget } from '../holds.js';
 import { releaseHold, type ReleaseTicket } from '../locks/hold-release.js';
+import { confirmReplicas } from '../locks/replica-ack.js';
 import { SUBSCRIPTION_LINGER_MS } from '../options.js';
 import { FairWaiterQueue } from '../pubsub/fair-waiter-queue.js';
 import { semaphoreKeys, SynchronizerScripts, type SemaphoreKeys } from '../scripts/semaphore-scripts.js';
@@ -157,17 +158,29 @@ export class Semaphore implements RSemaphore {
     await this.#open();
     signal?.throwIfAborted();
     const core = this.#core;
-    lastPermit += 1;
-    const id = `${need}:${core.clientId}:${lastPermit.toString(36)}`;
     const ttlMs = leaseMs === WATCHDOG_LEASE ? core.watchdogTimeoutMs : leaseMs;
-    const abandon = (): void => {
-      this.#send(id).catch((error: unknown) => core.events.emit('error', error));
-    };
-    const acquired = this.fair
-      ? await this.#acquireInTurn(need, id, ttlMs, waitMs, signal, abandon)
-      : await this.#acquireWaiting(need, id, ttlMs, waitMs, signal, abandon);
-    if (acquired === false) return null;
-    return this.#permit(id, need, acquired.sentAt, ttlMs, leaseMs === WATCHDOG_LEASE);
+    const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
+    for (;;) {
+      // A fresh id per attempt: a permit given back as too late must not be confused with the next.
+      lastPermit += 1;
+      const id = `${need}:${core.clientId}:${lastPermit.toString(36)}`;
+      const abandon = (): void => {
+        this.#send(id).catch((error: unknown) => core.events.emit('error', error));
+      };
+      const left = waitMs === undefined ? undefined : Math.max(0, Math.ceil(deadline - performance.now()));
+      const acquired = this.fair
+        ? await this.#acquireInTurn(need, id, ttlMs, left, signal, abandon)
+        : await this.#acquireWaiting(need, id, ttlMs, left, signal, abandon);
+      if (acquired === false) return null;
+      // A grant answered after its lease ran out (by the holder's clock) may have expired in Redis
+      // already, its permits out to others: give it back, and ask again within the wait.
+      if (performance.now() < acquired.sentAt + ttlMs - holdDrift(ttlMs)) {
+        if (core.syncReplicas) await confirmReplicas(core, this.name, this.#keys.permits, () => this.#send(id), abandon, 'semaphore');
+        return this.#permit(id, need, acquired.sentAt, ttlMs, leaseMs === WATCHDOG_LEASE);
+      }
+      abandon();
+      if (left === 0 || performance.now() >= deadline) return null;
+    }
   }
 
   /** Gives permit `id` back; 0 whether it was out or not (a release never fails for that). */

@@ -630,8 +630,8 @@ describe('RedLock: bad input → InvalidArgumentError before anything reaches Re
     await expect(redLock.lock(2 ** 31)).rejects.toThrow(InvalidArgumentError);
     await expect(redLock.acquire({ waitTime: Number.NaN })).rejects.toThrow(InvalidArgumentError);
     await expect(redLock.withLock('fn' as never)).rejects.toThrow(/`fn`/);
-    await expect(redLock.tryLock(10, 10, { signal: 'x' as never })).rejects.toThrow(/`signal`/);
-    expect(await redLock.tryLock(0, 10, { signal: AbortSignal.abort(new Error('stop')) }).catch((e: unknown) => e)).toMatchObject({
+    await expect(redLock.tryLock(10, 10_000, { signal: 'x' as never })).rejects.toThrow(/`signal`/);
+    expect(await redLock.tryLock(0, 10_000, { signal: AbortSignal.abort(new Error('stop')) }).catch((e: unknown) => e)).toMatchObject({
       message: 'stop',
     });
   });

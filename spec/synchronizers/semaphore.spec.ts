@@ -145,7 +145,8 @@ describe('semaphore', () => {
       expect(bad).toThrow(InvalidArgumentError);
     }
     const sem = locks.getSemaphore('s', { permits: 2 });
-    for (const options of [{ permits: 3 }, { permits: 0 }, { permits: NaN }, { waitTime: -1 }, { leaseTime: 0 }, { leaseTime: 2 ** 31 }, { signal: 1 }, { nope: 1 }]) {
+    const bad = [{ permits: 3 }, { permits: 0 }, { permits: NaN }, { waitTime: -1 }, { leaseTime: 0 }, { leaseTime: 20 }, { leaseTime: 2 ** 31 }];
+    for (const options of [...bad, { signal: 1 }, { nope: 1 }]) {
       await expect(sem.acquire(options as never)).rejects.toBeInstanceOf(InvalidArgumentError);
       await expect(sem.tryAcquire(options as never)).rejects.toBeInstanceOf(InvalidArgumentError);
     }
@@ -162,8 +163,13 @@ describe('semaphore', () => {
     const redis = fx.redis({ maxRetriesPerRequest: 0, enableOfflineQueue: false, lazyConnect: true });
     const locks = fx.client({}, redis);
     locks.on('error', () => undefined);
-    await expect(locks.getSemaphore('s', { permits: 1 }).tryAcquire()).rejects.toBeInstanceOf(LockRedisError);
-    await expect(locks.getCountDownLatch('l').countDown()).rejects.toBeInstanceOf(LockRedisError);
+    const semaphoreError = await locks.getSemaphore('s', { permits: 1 }).tryAcquire().catch((e: unknown) => e);
+    expect(semaphoreError).toBeInstanceOf(LockRedisError);
+    // The message names what failed: a semaphore, not a lock.
+    expect((semaphoreError as Error).message).toMatch(/^acquire of semaphore "s" failed/);
+    const latchError = await locks.getCountDownLatch('l').countDown().catch((e: unknown) => e);
+    expect(latchError).toBeInstanceOf(LockRedisError);
+    expect((latchError as Error).message).toMatch(/^release of latch "l" failed/);
   });
 
   it('a waiter that gives up (timeout, abort) leaves no waiter entry behind', async () => {

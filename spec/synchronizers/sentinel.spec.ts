@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LockClient } from '../../lib/index.js';
+import { LockReplicationError, type LockClient } from '../../lib/index.js';
 import { sleep } from '../helpers/fixtures.js';
 import { useSentinelRig } from '../helpers/sentinel-rig.js';
 import type { SpawnedSentinelSet } from '../../tools/redis-sentinel.js';
@@ -56,4 +56,24 @@ describe('semaphore and latch through Sentinel', () => {
     expect(again).not.toBeNull();
     await again!.release();
   }, 90_000);
+
+  it('with syncReplicas, a permit no replica confirms is given back and rejected', async () => {
+    const set = await setUp();
+    const sem = sentinelClient(set, { syncReplicas: { replicas: 1, timeout: 300 } }).getSemaphore('unconfirmed', { permits: 1 });
+    set.replica.signal('SIGSTOP');
+    try {
+      const error = await sem.tryAcquire({ leaseTime: 10_000 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LockReplicationError);
+      expect(error).toMatchObject({ acks: 0, replicas: 1, lockName: 'unconfirmed' });
+      expect((error as Error).message).toMatch(/semaphore "unconfirmed" was confirmed by 0 of 1 replicas/);
+      expect(await direct(set.master.port).exists('{s:unconfirmed}:semaphore')).toBe(0);
+    } finally {
+      set.replica.signal('SIGCONT');
+    }
+    const permit = await sem.tryAcquire({ leaseTime: 10_000 });
+    expect(permit).not.toBeNull();
+    // Confirmed: the replica has it before the call resolved.
+    expect(await direct(set.replica.port).zscore('{s:unconfirmed}:semaphore', permit!.id)).not.toBeNull();
+    await permit!.release();
+  }, 60_000);
 });
