@@ -19,7 +19,7 @@ export interface LockClientOptions {
   keyPrefix?: string;
   /**
    * Lease of a lock taken without `leaseTime` (watchdog mode), ms. While the lock is held it is
-   * renewed every third of this; if the holder dies it frees within this time.
+   * renewed every third of this; if the holder dies it frees within this time. At least 50.
    * @default 30000
    */
   watchdogTimeout?: number;

@@ -5,7 +5,7 @@ import type { Lease } from '../lease.js';
 export interface LockWaitOptions {
   /** How long to wait for the lock; omitted: `tryLock` makes one attempt, the others wait without limit. */
   waitTime?: number;
-  /** Lease; omitted or -1: watchdog mode (renewed while held, freed within `watchdogTimeout` if the holder dies). */
+  /** Lease, ms (at least 50); omitted or -1: watchdog mode (renewed while held, freed within `watchdogTimeout` if the holder dies). */
   leaseTime?: number;
   /** Aborts the wait; the call rejects with the signal's reason. */
   signal?: AbortSignal;

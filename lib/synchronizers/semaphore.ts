@@ -26,7 +26,7 @@ export interface PermitOptions {
   permits?: number;
   /** ms to wait; 0 makes one attempt. Omitted: `tryAcquire` makes one attempt, the others wait without limit. */
   waitTime?: number;
-  /** The lease, ms; omitted or -1: renewed by the client's watchdog while held. */
+  /** The lease, ms (at least 50); omitted or -1: renewed by the client's watchdog while held. */
   leaseTime?: number;
   /** Aborts the wait (rejecting with the signal's reason). */
   signal?: AbortSignal;
