@@ -1,5 +1,5 @@
 import type { LockCore } from '../core.js';
-import { LockNotHeldError, LockRedisError, ScriptStatus, toLockError } from '../errors.js';
+import { LockLostError, LockNotHeldError, LockRedisError, ScriptStatus, toLockError } from '../errors.js';
 import { kindOf, type Hold, type PendingRelease } from '../holds.js';
 import { LazyAbort, Lease } from '../lease.js';
 import { RECORD_MAX_MS, RELEASE_TIMEOUT_MS } from '../options.js';
@@ -95,7 +95,15 @@ function notHeld(name: string, hold: Hold): LockNotHeldError {
 function settle(core: LockCore, name: string, hold: Hold, left: number): number {
   const { holds } = core;
   if (left === ScriptStatus.NotHeld) {
-    holds.end(hold);
+    if (hold.count > 1 && holds.isCurrent(hold)) {
+      // Nested holds are left that the owner still believes in: they are gone too, so say so
+      // (their Leases abort, \`lost\` is emitted), as the watchdog or the clock would have.
+      const reason = hold.watchdog ? 'deleted' : 'expired';
+      const message = `${kindOf(hold.target)} "${name}" was lost (${reason}): a release found it no longer held`;
+      holds.lose(hold, reason, new LockLostError(message, reason, { lockName: name }));
+    } else {
+      holds.end(hold);
+    }
     throw notHeld(name, hold);
   }
   if (!holds.isCurrent(hold)) return left;

@@ -278,6 +278,7 @@ export class RedLock implements RLock {
     // A retried release counts once.
     const ended = hold ? (release.counted ? hold.ended : hold.released()) : stillHeld < this.#round.quorum;
     release.counted = true;
+    if (hold && !ended) hold.settled();
     if (ended) this.#home.holds.forgetUnscoped(this.#unscopedKey, owner);
     if (counted.yes < this.#round.quorum) throw this.#notHeld(quorumError('release', this.name, round, counted));
     if (ended) this.#home.events.emit('released', { name: this.name, owner });

@@ -121,6 +121,17 @@ export class RedHold {
     return this.#ended;
   }
 
+  /**
+   * A release of one of the owner's holds settled and holds are left: node holds that ended while
+   * it was out were no loss then (they might have been its own). If fewer than a majority remain
+   * now, the holds left are lost: their Leases abort, not only the release that found out.
+   */
+  settled(): void {
+    if (this.#ended || this.releasing > 0 || this.count <= 0) return;
+    if (this.#members.filter((member) => member !== undefined).length >= this.#config.quorum) return;
+    this.#lost(this.#endedWhy.find((why) => why !== undefined) ?? 'expired');
+  }
+
   /** The hold is forgotten (its node holds go their own way: released, or left to expire). */
   end(): void {
     if (this.#ended) return;

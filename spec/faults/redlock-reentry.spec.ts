@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RedLock } from '../../lib/index.js';
+import { LockLostError, LockNotHeldError, RedLock } from '../../lib/index.js';
 import { freezeFor } from '../helpers/fixtures.js';
 import { useServers } from '../helpers/servers.js';
 
@@ -28,5 +28,27 @@ describe('RedLock re-entry across the end of its node holds', () => {
     });
     expect(await rival.tryLock(0, 10_000)).toBe(true);
     await rival.unlock();
+  });
+
+  it('a nested release that finds the RedLock gone after a freeze aborts the outer Lease too', async () => {
+    // Found by the torture run (seed 2311, RedLock): the outer hold was believed 527 ms past the
+    // wake-up, until its own release failed.
+    const clients = servers.clients({ keyPrefix: 'red-nested' });
+    const lost: unknown[] = [];
+    for (const client of clients) client.on('lost', (info) => lost.push(info));
+    const red = new RedLock(...clients.map((client) => client.getLock('frozen')));
+    await clients[0]!.runInContext(async () => {
+      const outer = await red.acquire({ leaseTime: 300 });
+      const inner = await red.acquire({ leaseTime: 300 });
+      // Frozen past both leases: the keys expire on every node.
+      freezeFor(700);
+      // First thing after the freeze, before the clocks' timers run: the inner hold is released.
+      await expect(inner.release()).rejects.toBeInstanceOf(LockNotHeldError);
+      // The holder learns that what it still believes it holds is gone too.
+      expect(outer.signal.aborted).toBe(true);
+      expect(outer.signal.reason).toBeInstanceOf(LockLostError);
+      expect(lost).toHaveLength(1);
+      await expect(outer.release()).resolves.toBeUndefined();
+    });
   });
 });
