@@ -10,6 +10,7 @@ import { semaphoreKeys, SynchronizerScripts, type SemaphoreKeys } from '../scrip
 import { checkFunction, checkLockName, checkObject, checkWaitOptions, WATCHDOG_LEASE } from '../validate.js';
 import { acquireOnce, attemptWithin, raceDeadline, TIMED_OUT, type Acquired, type AttemptResult } from '../wait.js';
 import { Permit } from './permit.js';
+import { checkCount, checkKnown, describe } from './semaphore-options.js';
 import { PermitWaiterQueue } from './waiters.js';
 
 /** Options of `getSemaphore`. */
@@ -55,23 +56,6 @@ const KNOWN_REQUEST_OPTIONS = new Set(['permits', 'waitTime', 'leaseTime', 'sign
 /** Permit and waiter ids are numbered per process; with the client id they are unique everywhere. */
 let lastPermit = 0;
 let lastWaiter = 0;
-
-function describe(value: unknown): string {
-  return typeof value === 'number' || typeof value === 'boolean' || value == null ? String(value) : typeof value;
-}
-
-function checkCount(value: unknown, option: string, max: number, name?: string): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) {
-    throw new InvalidArgumentError(`\`${option}\` must be a whole number from 1 to ${max}, got ${describe(value)}`, { lockName: name });
-  }
-  return value;
-}
-
-function checkKnown(raw: Record<string, unknown>, known: Set<string>): void {
-  for (const key of Object.keys(raw)) {
-    if (!known.has(key)) throw new InvalidArgumentError(`unknown option \`${key}\` (known: ${[...known].join(', ')})`);
-  }
-}
 
 /** The waiter mode the scripts take (waiter-set.lua). */
 function modeFor(queue: PermitWaiterQueue | undefined, woken: boolean): string {
