@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
-import type { Cluster, Redis } from 'ioredis';
 import { runInNewContext } from './context.js';
-import type { RedisConnection as AnyRedisConnection } from './connection.js';
+import type { RedisConnection } from './connection.js';
 import type { LockClientEvents, LockCore, LockLostInfo } from './core.js';
 import { InvalidArgumentError, LockClientClosedError, toLockError } from './errors.js';
 import { Holds } from './holds.js';
@@ -18,8 +17,10 @@ import type { RFairLock, RFencedLock, RLock, RReadWriteLock } from './locks/rloc
 import { DEFAULTS, replicaAck, SUBSCRIPTION_LINGER_MS, type LockClientOptions } from './options.js';
 import { NoticeSubscriber } from './pubsub/subscriber.js';
 import { WaiterQueues } from './pubsub/waiter-queues.js';
-import { LockScripts, type RedisConnection } from './scripts/registry.js';
-import { detectClusterTopology, isCluster, STANDALONE, type PubSubMode, type Topology } from './topology.js';
+import { redisPortOf, subscriberOf, type PubSubFactory } from './redis/detect.js';
+import type { RedisPort } from './redis/port.js';
+import { LockScripts } from './scripts/registry.js';
+import { detectClusterTopology, STANDALONE, type PubSubMode, type Topology } from './topology.js';
 import {
   checkFunction,
   checkKeyPrefix,
@@ -32,10 +33,6 @@ import {
 import { Watchdog } from './watchdog.js';
 
 const KNOWN_OPTIONS = new Set(['keyPrefix', 'watchdogTimeout', 'fairLockWaitTimeout', 'subscriber', 'syncReplicas', 'pubsub']);
-
-function isConnection(value: unknown): value is RedisConnection {
-  return typeof value === 'object' && value !== null && typeof (value as Redis).defineCommand === 'function';
-}
 
 /** The process warning for the first `lost` or `error` event of a client that nobody listens to. */
 function warnUnheard(event: 'lost' | 'error', payload: unknown): void {
@@ -51,8 +48,8 @@ function warnUnheard(event: 'lost' | 'error', payload: unknown): void {
 }
 
 /**
- * The entry point: one per Redis connection (ioredis `Redis`, Sentinel-backed `Redis`, or
- * `Cluster`). Makes locks, owns the watchdog timer and the pub/sub connection, and emits
+ * The entry point: one per Redis connection (ioredis or iovalkey `Redis`/`Cluster`, node-redis
+ * client, cluster or sentinel). Makes locks, owns the watchdog timer and the pub/sub connection, and emits
  * `acquired`, `released`, `renewed`, `lost` ({ name, owner, reason }) and `error`.
  *
  * @example
@@ -76,15 +73,14 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   readonly #warnedUnheard = new Set<string>();
 
   /**
-   * @param connection an ioredis `Redis` (standalone or Sentinel) or `Cluster`, of any ioredis
-   *   5.9+ or 6.x (see {@link AnyRedisConnection | RedisConnection}); rlock does not close it.
+   * @param connection the application's connection (see {@link RedisConnection}): an ioredis or
+   *   iovalkey `Redis` or `Cluster`, or a connected node-redis client, cluster or sentinel; rlock
+   *   does not close it.
    * @throws InvalidArgumentError on a bad connection or option.
    */
-  constructor(connection: AnyRedisConnection, options: LockClientOptions = {}) {
+  constructor(connection: RedisConnection, options: LockClientOptions = {}) {
     super();
-    // The structural type admits any ioredis copy; inside, it is used as ioredis' own.
-    const redis: unknown = connection;
-    if (!isConnection(redis)) throw new InvalidArgumentError('`redis` must be an ioredis Redis or Cluster connection');
+    const redis = redisPortOf(connection, 'redis');
     const raw = checkObject(options, 'options');
     for (const key of Object.keys(raw)) {
       if (!KNOWN_OPTIONS.has(key)) {
@@ -98,22 +94,22 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       raw.fairLockWaitTimeout === undefined
         ? DEFAULTS.fairLockWaitTimeout
         : checkPositiveDuration(raw.fairLockWaitTimeout, 'fairLockWaitTimeout');
-    if (raw.subscriber !== undefined && !isConnection(raw.subscriber)) {
-      throw new InvalidArgumentError('`subscriber` must be an ioredis Redis (or Cluster) connection');
-    }
     const syncReplicas = replicaAck(raw.syncReplicas === undefined ? undefined : checkSyncReplicas(raw.syncReplicas));
     const pubsub = raw.pubsub === undefined ? 'auto' : checkOneOf(raw.pubsub, 'pubsub', ['auto', 'sharded', 'classic'] as const);
-    const subscriber = raw.subscriber;
+    if (pubsub === 'sharded' && redis.deployment === 'cluster' && !redis.shardedPubSub) {
+      throw new InvalidArgumentError(`\`pubsub: 'sharded'\` needs a client that keeps sharded subscriptions on a Cluster; ${redis.family} does not`);
+    }
+    const subscriber: PubSubFactory = raw.subscriber === undefined ? (sharded) => redis.openPubSub(sharded) : subscriberOf(raw.subscriber, redis);
 
     const onError = (error: unknown): void => void this.emit('error', error);
     this.#subscriber = new NoticeSubscriber(onError);
-    const connectionKeyPrefix = redis.options.keyPrefix ?? '';
-    if (!isCluster(redis)) {
+    const connectionKeyPrefix = redis.keyPrefix;
+    if (redis.deployment !== 'cluster') {
       this.#topology = STANDALONE;
-      this.#subscriber.attach(subscriber ?? redis.duplicate(), subscriber === undefined, 'classic');
+      this.#subscriber.attach(subscriber(false));
     }
 
-    const scripts = new LockScripts(redis, connectionKeyPrefix);
+    const scripts = new LockScripts(redis);
     // At first use: warn (`warning` event, process warning) when Redis may evict lock keys.
     const checkEviction = evictionCheck(redis, (info) => void this.emit('warning', info));
     let evictionChecked = false;
@@ -155,7 +151,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       },
       ready: () => {
         if (this.#topology && evictionChecked) return undefined;
-        const ready = this.#topology ? Promise.resolve() : this.#detect(redis as Cluster, pubsub, subscriber, connectionKeyPrefix);
+        const ready = this.#topology ? Promise.resolve() : this.#detect(redis, pubsub, subscriber);
         checkEviction(ready);
         evictionChecked = true;
         return ready;
@@ -193,17 +189,12 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   }
 
   /** One look at a Cluster (memoised once it succeeds): pub/sub mode, renewal batching. */
-  #detect(cluster: Cluster, requested: PubSubMode | 'auto', subscriber: RedisConnection | undefined, prefix: string): Promise<void> {
-    this.#detecting ??= detectClusterTopology(cluster, requested, prefix).then(
+  #detect(cluster: RedisPort, requested: PubSubMode | 'auto', subscriber: PubSubFactory): Promise<void> {
+    this.#detecting ??= detectClusterTopology(cluster, requested).then(
       (topology) => {
         if (this.#closed) return;
         this.#topology = topology;
-        const sharded = topology.pubsub === 'sharded';
-        this.#subscriber.attach(
-          subscriber ?? cluster.duplicate([], { shardedSubscribers: sharded }),
-          subscriber === undefined,
-          topology.pubsub,
-        );
+        this.#subscriber.attach(subscriber(topology.pubsub === 'sharded'));
       },
       (error: unknown) => {
         this.#detecting = undefined;

@@ -1,7 +1,8 @@
 import type { EventEmitter } from 'eventemitter3';
 import type { LockLostReason } from './errors.js';
 import type { WaiterQueues } from './pubsub/waiter-queues.js';
-import type { LockScripts, PublishCommand, RedisConnection, ReplicaAck } from './scripts/registry.js';
+import type { RedisPort } from './redis/port.js';
+import type { LockScripts, PublishCommand, ReplicaAck } from './scripts/registry.js';
 import type { Topology } from './topology.js';
 import type { Holds } from './holds.js';
 import type { Watchdog } from './watchdog.js';
@@ -78,7 +79,8 @@ export interface LockCore {
   readonly keyPrefix: string;
   readonly watchdogTimeoutMs: number;
   readonly fairLockWaitTimeoutMs: number;
-  readonly redis: RedisConnection;
+  /** The application's connection, behind the port of its client family. */
+  readonly redis: RedisPort;
   readonly scripts: LockScripts;
   /** How scripts publish wake-up notices (known once `ready()` resolved). */
   readonly publish: PublishCommand;

@@ -1,5 +1,5 @@
 import type { RedisConnection } from './connection.js';
-import type { ReplicaAck } from './scripts/registry.js';
+import type { ReplicaAck } from './redis/port.js';
 
 /** `syncReplicas`: after each acquisition and renewal, wait (WAIT) for this many replica acks. */
 export interface SyncReplicas {

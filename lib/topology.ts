@@ -1,6 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
-import type { Cluster } from 'ioredis';
-import type { PublishCommand, RedisConnection } from './scripts/registry.js';
+import type { RedisPort } from './redis/port.js';
+import type { PublishCommand } from './scripts/registry.js';
 
 /** How wake-up notices travel: sharded (SSUBSCRIBE/SPUBLISH, Redis 7) or classic pub/sub. */
 export type PubSubMode = 'sharded' | 'classic';
@@ -25,12 +25,8 @@ export const STANDALONE: Topology = {
   renewalGroup: () => '',
 };
 
-export function isCluster(redis: RedisConnection): redis is Cluster {
-  return (redis as { isCluster?: boolean }).isCluster === true;
-}
-
-async function serverMajorVersion(redis: Cluster): Promise<number> {
-  const info = await redis.info('server');
+async function serverMajorVersion(redis: RedisPort): Promise<number> {
+  const info = String(await redis.command(['info', 'server']));
   const match = /^redis_version:(\d+)/m.exec(info);
   return match ? Number(match[1]) : 0;
 }
@@ -38,16 +34,13 @@ async function serverMajorVersion(redis: Cluster): Promise<number> {
 /**
  * Looks at a Cluster once: on Redis ≥ 7 notices use sharded pub/sub (a notice reaches one
  * shard, not the whole cluster) and renewals are batched per node; older servers fall back to
- * classic pub/sub and renewals batched per slot. `requested` forces a pub/sub mode.
+ * classic pub/sub and renewals batched per slot, and so does a client that cannot keep sharded
+ * subscriptions (iovalkey). `requested` forces a pub/sub mode.
  */
-export async function detectClusterTopology(
-  redis: Cluster,
-  requested: PubSubMode | 'auto',
-  connectionKeyPrefix: string,
-): Promise<Topology> {
+export async function detectClusterTopology(redis: RedisPort, requested: PubSubMode | 'auto'): Promise<Topology> {
   const modern = (await serverMajorVersion(redis)) >= 7;
-  const pubsub: PubSubMode = requested === 'auto' ? (modern ? 'sharded' : 'classic') : requested;
-  const slotOf = (lockKey: string): number => calculateSlot(connectionKeyPrefix + lockKey);
+  const pubsub: PubSubMode = requested === 'auto' ? (modern && redis.shardedPubSub ? 'sharded' : 'classic') : requested;
+  const slotOf = (lockKey: string): number => calculateSlot(redis.keyPrefix + lockKey);
   return {
     cluster: true,
     pubsub,
@@ -58,7 +51,7 @@ export async function detectClusterTopology(
     renewalGroup: modern
       ? (lockKey) => {
           const slot = slotOf(lockKey);
-          return redis.slots[slot]?.[0] ?? `slot:${slot}`;
+          return redis.slotOwner(slot) ?? `slot:${slot}`;
         }
       : (lockKey) => `slot:${slotOf(lockKey)}`,
   };

@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline/promises';
-import type { Cluster, Redis } from 'ioredis';
+import type { RedisConnection } from '../connection.js';
+import type { RedisPort } from '../redis/port.js';
 import { LockClient } from '../client.js';
 import { inspectLock } from '../inspect/inspect.js';
 import type { InspectedKind, LockInspection } from '../inspect/types.js';
@@ -9,7 +10,10 @@ import { listLocks } from './list.js';
 
 /** What every command gets. */
 export interface CommandContext {
-  readonly redis: Redis | Cluster;
+  /** The connection, as rlock's port sees it. */
+  readonly redis: RedisPort;
+  /** The same connection, as the client library made it. */
+  readonly connection: RedisConnection;
   readonly keyPrefix: string;
   readonly json: boolean;
   readonly out: (text: string) => void;
@@ -72,7 +76,7 @@ export async function forceUnlockCommand(ctx: CommandContext, name: string, kind
   }
   // The lock's own idempotent force-unlock scripts, through a LockClient: they wake the next
   // waiter (or tell the fair queue's head) as an unlock would.
-  const locks = new LockClient(ctx.redis, { keyPrefix: ctx.keyPrefix });
+  const locks = new LockClient(ctx.connection, { keyPrefix: ctx.keyPrefix });
   let removed: boolean;
   try {
     if (view.kind === 'read-write') {

@@ -1,11 +1,31 @@
-import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis';
 import { UsageError } from './errors.js';
+
+/** A host and port. */
+export interface HostPort {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** Connection settings parsed from `--url`, named as ioredis names them (the opener translates them for other clients). */
+export interface ConnectOptions {
+  host?: string;
+  port?: number;
+  db?: number;
+  username?: string;
+  password?: string;
+  tls?: object;
+  sentinels?: HostPort[];
+  name?: string;
+  sentinelPassword?: string;
+  enableTLSForSentinelMode?: boolean;
+  sentinelTLS?: object;
+}
 
 /** Where to connect, parsed from `--url` (and `--cluster`). */
 export type Target =
-  | { readonly kind: 'standalone'; readonly options: RedisOptions; readonly display: string }
-  | { readonly kind: 'sentinel'; readonly options: RedisOptions; readonly display: string }
-  | { readonly kind: 'cluster'; readonly seeds: ClusterNode[]; readonly options: RedisOptions; readonly display: string };
+  | { readonly kind: 'standalone'; readonly options: ConnectOptions; readonly display: string }
+  | { readonly kind: 'sentinel'; readonly options: ConnectOptions; readonly display: string }
+  | { readonly kind: 'cluster'; readonly seeds: HostPort[]; readonly options: ConnectOptions; readonly display: string };
 
 const URL_FORM = /^(redis|rediss|redis\+sentinel|rediss\+sentinel):\/\/(?:([^@/]*)@)?([^/?#]*)(\/[^?#]*)?(?:\?([^#]*))?$/;
 
@@ -40,7 +60,7 @@ export function parseTarget(url: string, cluster: boolean): Target {
     );
   }
   const [, scheme, auth, hostList, path, query] = match as unknown as [string, string, string | undefined, string, string | undefined, string | undefined];
-  const options: RedisOptions = {};
+  const options: ConnectOptions = {};
   if (auth !== undefined) {
     const colon = auth.indexOf(':');
     const user = colon === -1 ? '' : decodeURIComponent(auth.slice(0, colon));
@@ -82,37 +102,4 @@ export function parseTarget(url: string, cluster: boolean): Target {
   if (segments.length > 1) throw new UsageError(`bad --url "${url}": the path is the database number only`);
   const database = dbOf(segments[0], url);
   return { kind: 'standalone', display, options: { ...options, ...hosts[0]!, ...(database === undefined ? {} : { db: database }) } };
-}
-
-/** Fails fast: a CLI must not retry forever. */
-const FAIL_FAST: RedisOptions = {
-  lazyConnect: true,
-  connectTimeout: 5_000,
-  maxRetriesPerRequest: 1,
-  retryStrategy: () => null,
-  sentinelRetryStrategy: () => null,
-  enableOfflineQueue: true,
-};
-
-/** Connects to `target`; rejects (a connection error: exit code 3) with the cause when it cannot. */
-export async function connect(target: Target): Promise<Redis | Cluster> {
-  const connection =
-    target.kind === 'cluster'
-      ? new Cluster(target.seeds, {
-          lazyConnect: true,
-          clusterRetryStrategy: () => null,
-          redisOptions: { ...target.options, connectTimeout: 5_000, maxRetriesPerRequest: 1 },
-        })
-      : new Redis({ ...FAIL_FAST, ...target.options });
-  // ioredis rejects connect() with "Connection is closed."; the 'error' event says why.
-  let lastError: Error | undefined;
-  connection.on('error', (error: Error) => (lastError = error));
-  try {
-    await connection.connect();
-  } catch (error) {
-    connection.disconnect();
-    const reason = lastError?.message ?? (error instanceof Error ? error.message : String(error));
-    throw new Error(reason);
-  }
-  return connection;
 }

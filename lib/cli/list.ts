@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { RedisPort, ServerNode } from '../redis/port.js';
 import { inspectLock } from '../inspect/inspect.js';
 
 /** One row of `rlock list`. */
@@ -34,11 +34,11 @@ export function parseKey(key: string, keyPrefix: string): { name: string; suffix
 }
 
 /** SCANs one node for `pattern` (never KEYS), bounded by what the node holds. */
-async function scanNode(node: Redis, pattern: string, into: Set<string>): Promise<void> {
+async function scanNode(node: ServerNode, pattern: string, into: Set<string>): Promise<void> {
   let cursor = '0';
   do {
-    const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1_000);
-    cursor = next;
+    const [next, batch] = (await node.command(['scan', cursor, 'MATCH', pattern, 'COUNT', 1_000])) as [string, string[]];
+    cursor = String(next);
     for (const key of batch) into.add(key);
   } while (cursor !== '0');
 }
@@ -48,11 +48,10 @@ async function scanNode(node: Redis, pattern: string, into: Set<string>): Promis
  * SCAN on the server, or on every master of a Cluster, keys grouped by lock, then one look at
  * each lock. Sorted by name.
  */
-export async function listLocks(redis: Redis | Cluster, keyPrefix: string, match: string): Promise<ListedLock[]> {
+export async function listLocks(redis: RedisPort, keyPrefix: string, match: string): Promise<ListedLock[]> {
   const pattern = `{${globEscape(keyPrefix)}:${match}}*`;
   const keys = new Set<string>();
-  const nodes = redis.isCluster ? (redis as Cluster).nodes('master') : [redis as Redis];
-  await Promise.all(nodes.map((node) => scanNode(node, pattern, keys)));
+  await Promise.all(redis.masters().map((node) => scanNode(node, pattern, keys)));
   const suffixes = new Map<string, Set<string>>();
   for (const key of keys) {
     const parsed = parseKey(key, keyPrefix);

@@ -4,7 +4,9 @@
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { forceUnlockCommand, inspectCommand, KINDS, listCommand, watchCommand, type CommandContext } from './commands.js';
-import { connect, parseTarget } from './connect.js';
+import { parseTarget } from './connect.js';
+import { openConnection, type OpenConnection } from './open-connection.js';
+import { redisPortOf } from '../redis/detect.js';
 import { ExitCode, NotFoundError, UsageError } from './errors.js';
 import type { InspectedKind } from '../inspect/types.js';
 
@@ -66,7 +68,7 @@ async function main(argv: string[], out: (text: string) => void = (text) => void
   const onSigint = (): void => {
     stopped = true;
   };
-  let redis: Awaited<ReturnType<typeof connect>> | undefined;
+  let opened: OpenConnection | undefined;
   try {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -113,13 +115,14 @@ async function main(argv: string[], out: (text: string) => void = (text) => void
     const target = parseTarget(values.url ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', values.cluster);
 
     try {
-      redis = await connect(target);
+      opened = await openConnection(target);
     } catch (error) {
       process.stderr.write(`rlock: cannot connect to ${target.display}: ${describe(error)}\n`);
       return ExitCode.Connection;
     }
     process.on('SIGINT', onSigint);
-    const ctx: CommandContext = { redis, keyPrefix: values.prefix, json: values.json, out, stopped: () => stopped };
+    const { connection } = opened;
+    const ctx: CommandContext = { redis: redisPortOf(connection, 'connection'), connection, keyPrefix: values.prefix, json: values.json, out, stopped: () => stopped };
     if (command === 'inspect') await inspectCommand(ctx, name, kind);
     else if (command === 'list') await listCommand(ctx, values.match);
     else if (command === 'force-unlock') await forceUnlockCommand(ctx, name, kind, values.yes);
@@ -135,7 +138,7 @@ async function main(argv: string[], out: (text: string) => void = (text) => void
     return ExitCode.Connection;
   } finally {
     process.off('SIGINT', onSigint);
-    redis?.disconnect();
+    opened?.close();
   }
 }
 

@@ -1,11 +1,11 @@
 import { toLockError } from '../errors.js';
 import { fencedLockKeys, lockKeys, readWriteKeys } from '../keys.js';
-import type { RedisConnection } from '../scripts/registry.js';
+import type { RedisPort } from '../redis/port.js';
 import inspectLua from '../scripts/inspect-lock.lua';
 import type { InspectedKind, LockHolder, LockInspection, QueuedWaiter, WaitingClient } from './types.js';
 
 /** Versioned like the registry's commands: two rlock versions on one connection never swap bodies. */
-const COMMAND = 'rlockInspectV1';
+const INSPECT = { name: 'rlockInspectV1', numberOfKeys: 7, lua: inspectLua } as const;
 /** At most this many entries of each set come back from one look (their counts are exact). */
 export const INSPECT_LIMIT = 1_000;
 /** Tickets below this are arrival numbers from an older rlock, not server times (ms). */
@@ -57,7 +57,6 @@ export interface RawLockState {
   readonly queueCount: number;
 }
 
-type Call = (...args: (string | number)[]) => Promise<unknown>;
 
 function pairs(flat: unknown): [string, number][] {
   const list = flat as string[];
@@ -70,13 +69,11 @@ function pairs(flat: unknown): [string, number][] {
  * One read-only script call (one round trip, on the lock's node of a Cluster): every key of
  * the lock. A failure from Redis comes out as a LockRedisError (`operation: 'query'`).
  */
-export async function readLockState(redis: RedisConnection, keys: InspectKeys, limit = INSPECT_LIMIT): Promise<RawLockState> {
-  const commands = redis as unknown as Record<string, Call | undefined>;
-  if (typeof commands[COMMAND] !== 'function') redis.defineCommand(COMMAND, { numberOfKeys: 7, lua: inspectLua });
+export async function readLockState(redis: RedisPort, keys: InspectKeys, limit = INSPECT_LIMIT): Promise<RawLockState> {
   let reply: unknown[];
   try {
     const { lock, waiters, readWaiters, queue, queueTimeouts, readers, token } = keys;
-    reply = (await commands[COMMAND]!.call(redis, lock, waiters, readWaiters, queue, queueTimeouts, readers, token, limit)) as unknown[];
+    reply = (await redis.runScript(INSPECT, [lock, waiters, readWaiters, queue, queueTimeouts, readers, token, limit])) as unknown[];
   } catch (error) {
     throw toLockError(error, 'query', keys.name);
   }
@@ -153,18 +150,18 @@ export function kindOf(state: RawLockState): InspectedKind | undefined {
 }
 
 /** The holders of an exclusive lock (reentrant, fenced or fair) in one round trip. */
-export async function exclusiveHolders(redis: RedisConnection, keys: InspectKeys): Promise<LockHolder[]> {
+export async function exclusiveHolders(redis: RedisPort, keys: InspectKeys): Promise<LockHolder[]> {
   return exclusiveHoldersOf(await readLockState(redis, keys, 1));
 }
 
 /** The holders of one side of a read-write lock (both sides: `mode` undefined) in one round trip. */
-export async function readWriteHolders(redis: RedisConnection, keys: InspectKeys, mode?: 'read' | 'write'): Promise<LockHolder[]> {
+export async function readWriteHolders(redis: RedisPort, keys: InspectKeys, mode?: 'read' | 'write'): Promise<LockHolder[]> {
   const holders = readWriteHoldersOf(await readLockState(redis, keys));
   return mode === undefined ? holders : holders.filter((holder) => holder.mode === mode);
 }
 
 /** A fair lock's live queue, head first, in one round trip. */
-export async function fairQueue(redis: RedisConnection, keys: InspectKeys): Promise<QueuedWaiter[]> {
+export async function fairQueue(redis: RedisPort, keys: InspectKeys): Promise<QueuedWaiter[]> {
   return queueOf(await readLockState(redis, keys));
 }
 
@@ -172,7 +169,7 @@ export async function fairQueue(redis: RedisConnection, keys: InspectKeys): Prom
  * Everything about lock `name` under `keyPrefix` in one round trip (the `rlock inspect` view);
  * undefined when nothing of it is in Redis.
  */
-export async function inspectLock(redis: RedisConnection, keyPrefix: string, name: string): Promise<LockInspection | undefined> {
+export async function inspectLock(redis: RedisPort, keyPrefix: string, name: string): Promise<LockInspection | undefined> {
   const state = await readLockState(redis, inspectKeys(keyPrefix, name));
   const kind = kindOf(state);
   if (kind === undefined) return undefined;

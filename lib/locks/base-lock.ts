@@ -109,7 +109,7 @@ export abstract class BaseLock implements RLock {
 
   async isLocked(): Promise<boolean> {
     await this.open();
-    return (await this.query(this.core.redis.exists(this.keys.lock))) === 1;
+    return Number(await this.query(this.core.redis.command(['exists', this.keys.lock], this.keys.lock))) === 1;
   }
 
   async isHeldByCurrentOwner(): Promise<boolean> {
@@ -123,7 +123,7 @@ export abstract class BaseLock implements RLock {
 
   async remainTimeToLive(): Promise<number> {
     await this.open();
-    return this.query(this.core.redis.pttl(this.keys.lock));
+    return Number(await this.query(this.core.redis.command(['pttl', this.keys.lock], this.keys.lock)));
   }
 
   async getHolders(): Promise<LockHolder[]> {
@@ -172,7 +172,7 @@ export abstract class BaseLock implements RLock {
   /** `owner`'s hold count of this lock, 0 if none. */
   async holdCountOf(owner: string): Promise<number> {
     await this.open();
-    return Number((await this.query(this.core.redis.hget(this.keys.lock, owner))) ?? 0);
+    return Number((await this.query(this.core.redis.command(['hget', this.keys.lock, owner], this.keys.lock))) ?? 0);
   }
 
   /**

@@ -50,7 +50,7 @@ export class FencedLock extends BaseLock implements RFencedLock {
 
   async getToken(): Promise<number | null> {
     await this.open();
-    const token = await this.query(this.core.redis.hget(this.#keys.lock, 'token'));
+    const token = await this.query(this.core.redis.command(['hget', this.#keys.lock, 'token'], this.#keys.lock));
     return token === null ? null : Number(token);
   }
 

@@ -1,8 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { LockCore } from '../core.js';
 import type { Hold } from '../holds.js';
 import type { LockKeys } from '../keys.js';
-import type { RedisConnection } from '../scripts/registry.js';
 import type { BaseLock } from './base-lock.js';
 
 /** What a lock hands a MultiLock: its identity, and calls for exactly one owner. */
@@ -19,12 +17,6 @@ export interface LockMemberParts {
   releaseAs(owner: string): Promise<number>;
   holdOf(owner: string): Hold | undefined;
   holdCountOf(owner: string): Promise<number>;
-}
-
-function serverAddress(redis: RedisConnection): string {
-  if (redis.isCluster) return 'cluster';
-  const { path, host, port, db } = (redis as Redis).options;
-  return path ?? `${host}:${port}/${db ?? 0}`;
 }
 
 /**
@@ -58,7 +50,8 @@ export class LockMember {
    * key on several servers) by the server's address.
    */
   get orderKey(): string {
-    return `${this.#parts.keys.lock}\u0000${serverAddress(this.#parts.core.redis)}`;
+    const { address, deployment, db } = this.#parts.core.redis;
+    return `${this.#parts.keys.lock}\u0000${address === undefined ? deployment : `${address}/${db}`}`;
   }
 
   /** The lock's key (without the connection's own prefix). */
@@ -76,7 +69,7 @@ export class LockMember {
    * wait for oneself. `other` may come from another loaded copy of rlock: public members only.
    */
   isSameLockAs(other: LockMember): boolean {
-    return this.key === other.key && (this.core === other.core || this.core.redis === other.core.redis);
+    return this.key === other.key && (this.core === other.core || this.core.redis.connection === other.core.redis.connection);
   }
 
   newOwner(): string {

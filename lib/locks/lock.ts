@@ -60,7 +60,7 @@ export class ReentrantLock extends BaseLock implements NodeLockSource {
       },
       holdCount: async (owner) => {
         await open();
-        return Number((await this.query(core.redis.hget(keys.lock, owner))) ?? 0);
+        return Number((await this.query(core.redis.command(['hget', keys.lock, owner], keys.lock))) ?? 0);
       },
     };
   }

@@ -1,6 +1,5 @@
-import type { Cluster, Redis } from 'ioredis';
 import type { LockWarningInfo } from '../core.js';
-import type { RedisConnection } from '../scripts/registry.js';
+import type { RedisPort, ServerNode } from '../redis/port.js';
 
 /** Policies under which Redis may evict a key that has a TTL: every lock key has one. */
 const EVICTING = /^(allkeys|volatile)-/;
@@ -14,28 +13,22 @@ export interface ServerPolicy {
   readonly maxmemory: number;
 }
 
-function addressOf(redis: Redis): string {
-  const { host, port, path } = redis.options;
-  return path ?? `${host ?? '127.0.0.1'}:${port ?? 6379}`;
-}
-
 /** Reads one server's policy from INFO memory; undefined when it cannot be read (an ACL may forbid INFO). */
-async function policyOf(redis: Redis): Promise<ServerPolicy | undefined> {
+async function policyOf(server: ServerNode): Promise<ServerPolicy | undefined> {
   let info: string;
   try {
-    info = await redis.info('memory');
+    info = String(await server.command(['info', 'memory']));
   } catch {
     return undefined;
   }
   const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
   if (policy === undefined) return undefined;
-  return { server: addressOf(redis), policy, maxmemory: Number(/^maxmemory:(\d+)/m.exec(info)?.[1] ?? 0) };
+  return { server: server.address, policy, maxmemory: Number(/^maxmemory:(\d+)/m.exec(info)?.[1] ?? 0) };
 }
 
 /** The policies of the server behind `redis` (every master of a Cluster) that can be read. */
-export async function readEvictionPolicies(redis: RedisConnection): Promise<ServerPolicy[]> {
-  const servers = redis.isCluster ? (redis as Cluster).nodes('master') : [redis as Redis];
-  const policies = await Promise.all(servers.map(policyOf));
+export async function readEvictionPolicies(redis: RedisPort): Promise<ServerPolicy[]> {
+  const policies = await Promise.all(redis.masters().map(policyOf));
   return policies.filter((policy): policy is ServerPolicy => policy !== undefined);
 }
 
@@ -69,7 +62,7 @@ const warnedProcess = new Set<string>();
  * server and policy in the process (type `RLockWarning`, code `RLOCK_EVICTION_POLICY`).
  * Returns a function to call at every use; only the first call looks.
  */
-export function evictionCheck(redis: RedisConnection, warn: (info: LockWarningInfo) => void): (ready: Promise<void>) => void {
+export function evictionCheck(redis: RedisPort, warn: (info: LockWarningInfo) => void): (ready: Promise<void>) => void {
   let started = false;
   return (ready) => {
     if (started) return;

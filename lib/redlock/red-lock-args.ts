@@ -1,9 +1,7 @@
-import type { Redis } from 'ioredis';
 import { InvalidArgumentError } from '../errors.js';
 import { nodeLockOf, type NodeLock } from '../locks/node-lock.js';
 import type { RLock } from '../locks/rlock.js';
 import { REDLOCK_DEFAULTS } from '../options.js';
-import type { RedisConnection } from '../scripts/registry.js';
 import { checkCount, checkObject, checkPositiveDuration } from '../validate.js';
 
 const KNOWN_OPTIONS = new Set(['nodeTimeout', 'maxRenewals']);
@@ -15,16 +13,6 @@ function isPlainObject(value: unknown): boolean {
   return proto === Object.prototype || proto === null;
 }
 
-/**
- * Where a connection points, to tell two locks on one Redis apart: for connections to a given
- * host and port only (a Cluster or a Sentinel-managed master is found through others).
- */
-function nodeAddress(connection: RedisConnection): string | undefined {
-  if (connection.isCluster) return undefined;
-  const { host, port, path, sentinels } = (connection as Redis).options;
-  if (sentinels) return undefined;
-  return path ? `unix:${path}` : `${host ?? 'localhost'}:${port ?? 6379}`;
-}
 
 function parseOptions(raw: Record<string, unknown>): { nodeTimeoutMs: number; maxRenewals: number | undefined } {
   for (const key of Object.keys(raw)) {
@@ -66,14 +54,15 @@ export function parseRedLockArgs(args: unknown[]): RedLockArgs {
     return node;
   });
   nodes.forEach((node, i) => {
-    const address = nodeAddress(node.core.redis);
+    // Where a connection to a given server points (a Cluster or Sentinel master is found through others).
+    const address = node.core.redis.address;
     for (let j = 0; j < i; j += 1) {
       const other = nodes[j]!;
       if (locks[j] === locks[i]) throw new InvalidArgumentError(`RedLock locks ${j + 1} and ${i + 1} are the same lock`);
       if (other.core.clientId === node.core.clientId) {
         throw new InvalidArgumentError(`RedLock locks ${j + 1} and ${i + 1} come from the same LockClient: use one client per Redis master`);
       }
-      if (other.core.redis === node.core.redis || (address !== undefined && address === nodeAddress(other.core.redis))) {
+      if (other.core.redis.connection === node.core.redis.connection || (address !== undefined && address === other.core.redis.address)) {
         throw new InvalidArgumentError(
           `RedLock locks ${j + 1} and ${i + 1} are on the same Redis server${address === undefined ? '' : ` (${address})`}: the nodes must be independent masters`,
         );

@@ -35,7 +35,6 @@ export class FairLockScripts {
 
   constructor(runner: ScriptRunner) {
     this.#runner = runner;
-    runner.define(COMMANDS);
   }
 
   async acquire(keys: LockKeys, owner: string, leaseMs: number, waiterId: string, waitTimeoutMs: number, requestId: string): Promise<number | null> {

@@ -1,6 +1,6 @@
 import type { FencedLockKeys, LockKeys, WaitTarget } from '../keys.js';
 import type { PublishCommand, ReplicaAck, WaiterMode } from './registry.js';
-import { replyOf, type ScriptRunner } from './script-runner.js';
+import type { ScriptRunner } from './script-runner.js';
 import { toLockError, type ObjectKind } from '../errors.js';
 import acquireLua from './acquire-2.lua';
 import acquireFreeLua from './acquire-free.lua';
@@ -37,7 +37,6 @@ export class ExclusiveLockScripts {
 
   constructor(runner: ScriptRunner) {
     this.#runner = runner;
-    runner.define(COMMANDS);
   }
 
   /** nil (null) when acquired or re-entered, else the holder's PTTL (ms, -1 = no TTL). */
@@ -75,18 +74,12 @@ export class ExclusiveLockScripts {
   }
   /** The last local waiter gave up: this client no longer waits for the lock. */
   async leaveWaiterSet(target: WaitTarget, clientId: string): Promise<void> {
-    try {
-      await this.#runner.redis.zrem(target.waiters, clientId);
-    } catch (error) {
-      throw toLockError(error, 'acquire', target.name);
-    }
+    await this.#runner.command(['zrem', target.waiters, clientId], target.waiters, 'acquire', target.name);
   }
   /** How many replicas confirmed the writes made so far on the node holding `lockKey` (WAIT). */
   async waitForReplicas(lockKey: string, lockName: string, ack: ReplicaAck, kind: ObjectKind = 'lock'): Promise<number> {
     try {
-      // EXISTS pins the pipeline to the lock's node on a Cluster; WAIT itself has no key.
-      const replies = await this.#runner.redis.pipeline().exists(lockKey).wait(ack.replicas, ack.timeoutMs).exec();
-      return replyOf(replies, 1) as number;
+      return await this.#runner.port.waitForReplicas(lockKey, ack);
     } catch (error) {
       throw toLockError(error, 'acquire', lockName, kind);
     }

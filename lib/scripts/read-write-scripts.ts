@@ -54,7 +54,6 @@ export class ReadWriteLockScripts {
 
   constructor(runner: ScriptRunner) {
     this.#runner = runner;
-    runner.define(COMMANDS);
   }
 
   /** nil (null) when acquired or re-entered, else ms until the writer's lease ends. */

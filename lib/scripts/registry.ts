@@ -2,10 +2,10 @@ import { FairLockScripts } from './fair-scripts.js';
 import { ExclusiveLockScripts } from './lock-scripts.js';
 import { ReadWriteLockScripts } from './read-write-scripts.js';
 import { RenewalScripts } from './renewal-scripts.js';
-import { ScriptRunner, type RedisConnection } from './script-runner.js';
+import type { RedisPort } from '../redis/port.js';
+import { ScriptRunner } from './script-runner.js';
 import { SynchronizerScripts } from './semaphore-scripts.js';
 
-export type { RedisConnection } from './script-runner.js';
 export type { ReadWriteState } from './read-write-scripts.js';
 
 /**
@@ -33,11 +33,7 @@ export type WaiterMode = (typeof WaiterMode)[keyof typeof WaiterMode];
 /** Which batched watchdog script renews a hold: a reentrant lock's, a read-write lock's, or a semaphore permit's. */
 export type RenewScript = 'lock' | 'readWrite' | 'permit';
 
-/** `syncReplicas`: how many replicas must confirm a write, and how long to wait for them. */
-export interface ReplicaAck {
-  readonly replicas: number;
-  readonly timeoutMs: number;
-}
+export type { ReplicaAck } from '../redis/port.js';
 
 /** Every script rlock runs on one connection, by the kind of lock they serve. */
 export class LockScripts {
@@ -47,8 +43,8 @@ export class LockScripts {
   readonly renewal: RenewalScripts;
   readonly synchronizers: SynchronizerScripts;
 
-  constructor(redis: RedisConnection, connectionKeyPrefix: string) {
-    const runner = new ScriptRunner(redis, connectionKeyPrefix);
+  constructor(port: RedisPort) {
+    const runner = new ScriptRunner(port);
     this.lock = new ExclusiveLockScripts(runner);
     this.fair = new FairLockScripts(runner);
     this.readWrite = new ReadWriteLockScripts(runner);

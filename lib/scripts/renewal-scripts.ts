@@ -1,5 +1,5 @@
 import type { RenewScript, ReplicaAck } from './registry.js';
-import { replyOf, type ScriptRunner } from './script-runner.js';
+import type { ScriptRunner } from './script-runner.js';
 import { toLockError } from '../errors.js';
 import readWriteHoldsLua from './read-write-holds.lua';
 import renewManyLua from './renew-many.lua';
@@ -36,7 +36,6 @@ export class RenewalScripts {
 
   constructor(runner: ScriptRunner) {
     this.#runner = runner;
-    runner.define(COMMANDS);
   }
 
   async renewMany(
@@ -55,7 +54,7 @@ export class RenewalScripts {
           : crossSlot ? COMMANDS.renewReadWriteManyCrossSlot : COMMANDS.renewReadWriteMany;
     // Redis checks that declared keys share a slot even with the cross-slot flag (the flag
     // covers keys touched from Lua): a node batch declares only its first key, for routing.
-    // The scripts read every key from ARGV either way, where ioredis adds no keyPrefix.
+    // The scripts read every key from ARGV either way, where a client adds no key prefix.
     const declared = crossSlot ? keys.slice(0, 1) : keys;
     const prefixed = this.#runner.keyPrefix ? keys.map((key) => this.#runner.keyPrefix + key) : keys;
     const args = [declared.length, ...declared, ttlMs, holders.length, ...prefixed, ...holders];
@@ -64,11 +63,8 @@ export class RenewalScripts {
         const reply = await this.#runner.run(command, 'renew', undefined, args);
         return { results: (reply as unknown[]).map(Number), acks: undefined };
       }
-      const pipeline = this.#runner.redis.pipeline();
-      (pipeline as unknown as Record<string, (...a: (string | number)[]) => unknown>)[command.name]!(...args);
-      pipeline.wait(ack.replicas, ack.timeoutMs);
-      const replies = await pipeline.exec();
-      return { results: (replyOf(replies, 0) as unknown[]).map(Number), acks: Number(replyOf(replies, 1)) };
+      const [reply, acks] = await this.#runner.port.runScriptThenWait(command, args, ack);
+      return { results: (reply as unknown[]).map(Number), acks };
     } catch (error) {
       throw toLockError(error, 'renew', undefined);
     }

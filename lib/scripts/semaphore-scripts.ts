@@ -87,7 +87,6 @@ export class SynchronizerScripts {
 
   constructor(runner: ScriptRunner) {
     this.#runner = runner;
-    runner.define(COMMANDS);
   }
 
   /** Non-fair: null when granted, else ms until the earliest lease ends. */
@@ -126,7 +125,10 @@ export class SynchronizerScripts {
 
   async leaveWaiterSet(keys: SemaphoreKeys, clientId: string): Promise<void> {
     try {
-      await this.#runner.redis.multi().zrem(keys.waiters, clientId).hdel(keys.needs, clientId).exec();
+      await this.#runner.port.transaction(keys.waiters, [
+        ['zrem', keys.waiters, clientId],
+        ['hdel', keys.needs, clientId],
+      ]);
     } catch (error) {
       throw toLockError(error, 'acquire', keys.name, 'semaphore');
     }
@@ -160,7 +162,7 @@ export class SynchronizerScripts {
 
   async latchLeave(keys: LatchKeys, clientId: string): Promise<void> {
     try {
-      await this.#runner.redis.zrem(keys.waiters, clientId);
+      await this.#runner.port.command(['zrem', keys.waiters, clientId], keys.waiters);
     } catch (error) {
       throw toLockError(error, 'query', keys.name, 'latch');
     }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { afterEach, beforeEach, inject } from 'vitest';
-import { LockClient, type LockClientOptions } from '../../lib/index.js';
+import { LockClient, type LockClientOptions, type RedisConnection } from '../../lib/index.js';
+import { connectStandalone, type ConnectionOptions } from './clients.js';
 
 /** Something to close after each test, in reverse order of creation. */
 interface Closable {
@@ -15,8 +16,13 @@ export interface LockFixture {
   readonly url: string;
   /** A new connection to `url` (or `urlOverride`), closed after the test. */
   redis(options?: RedisOptions, urlOverride?: string): Redis;
-  /** A new LockClient on its own connection, with this test's prefix; closed after the test. */
-  client(options?: LockClientOptions, connection?: Redis): LockClient;
+  /**
+   * A new LockClient with this test's prefix, on `connection` or else on a connection of its own
+   * from the client family under test (see clients.ts); closed after the test.
+   */
+  client(options?: LockClientOptions, connection?: RedisConnection): LockClient;
+  /** A new connection to `url` from the client family under test, closed after the test. */
+  lockConnection(options?: ConnectionOptions): RedisConnection;
   /**
    * Every key under this test's prefix (SCAN, never KEYS/FLUSHALL on a shared server), except the
    * short-lived records that answer resent calls (see `records`).
@@ -66,13 +72,16 @@ export function useLockFixture(): LockFixture {
     return conn;
   };
 
+  const lockConnection = (options: ConnectionOptions = {}): RedisConnection => track(connectStandalone(url, options)).connection;
+
   return {
     get prefix() {
       return prefix;
     },
     url,
     redis,
-    client: (options = {}, connection) => track(new LockClient(connection ?? redis(), { keyPrefix: prefix, ...options })),
+    client: (options = {}, connection) => track(new LockClient(connection ?? lockConnection(), { keyPrefix: prefix, ...options })),
+    lockConnection,
     keys: async (connection) => (await scanAll(connection)).filter((key) => !isRecord(key)),
     records: async (connection) => {
       const records = (await scanAll(connection)).filter(isRecord);

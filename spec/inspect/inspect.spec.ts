@@ -1,3 +1,4 @@
+import { redisPortOf } from '../../lib/redis/detect.js';
 import { describe, expect, it } from 'vitest';
 import { majorityHolders } from '../../lib/inspect/composite.js';
 import { inspectLock } from '../../lib/inspect/inspect.js';
@@ -119,7 +120,7 @@ describe('inspection: getHolders / getQueue', () => {
     await locks.getReadWriteLock('rw').readLock().lock();
     expect(await locks.getLock('plain').getHolders()).toHaveLength(1);
     expect(await locks.getReadWriteLock('rw').readLock().getHolders()).toHaveLength(1);
-    const kinds = await Promise.all(['plain', 'fenced', 'rw', 'none'].map((name) => inspectLock(conn, fx.prefix, name)));
+    const kinds = await Promise.all(['plain', 'fenced', 'rw', 'none'].map((name) => inspectLock(redisPortOf(conn, 'redis'), fx.prefix, name)));
     expect(kinds.map((k) => k?.kind)).toEqual(['lock', 'fenced', 'read-write', undefined]);
     await Promise.all(['plain', 'fenced'].map((name) => locks.getLock(name).forceUnlock()));
     await locks.getReadWriteLock('rw').readLock().forceUnlock();

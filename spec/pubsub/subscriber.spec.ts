@@ -1,3 +1,4 @@
+import { IoRedisPubSub, type IoRedisLike } from '../../lib/redis/ioredis-adapter.js';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
@@ -14,7 +15,7 @@ describe('NoticeSubscriber', () => {
       // 'connect': the socket is open and ioredis is still sending its handshake and ready check.
       const conn = new Redis(fx.url);
       const subscriber = new NoticeSubscriber((error) => errors.push(error));
-      subscriber.attach(conn, true, 'classic');
+      subscriber.attach(new IoRedisPubSub(conn as unknown as IoRedisLike, true, false));
       await once(conn, 'connect');
       let notices = 0;
       const channel = `${fx.prefix}:wake:${trial}`;

@@ -1,3 +1,4 @@
+import { redisPortOf } from '../../lib/redis/detect.js';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { lockKeys, type LockKeys } from '../../lib/keys.js';
@@ -11,7 +12,7 @@ describe('fair lock scripts', () => {
   const rid = requestIds();
   const setup = () => {
     const redis = fx.redis();
-    return { redis, scripts: new LockScripts(redis, ''), keys: lockKeys(fx.prefix, 'f') };
+    return { redis, scripts: new LockScripts(redisPortOf(redis, 'redis')), keys: lockKeys(fx.prefix, 'f') };
   };
   /** Subscribes to the turn channels of `clients`; collects [client, message] per notice. */
   const listen = async (keys: LockKeys, clients: string[]): Promise<[string, string][]> => {

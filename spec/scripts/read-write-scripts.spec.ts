@@ -1,3 +1,4 @@
+import { redisPortOf } from '../../lib/redis/detect.js';
 import { describe, expect, it } from 'vitest';
 import { fencedLockKeys, readWriteKeys } from '../../lib/keys.js';
 import { LockScripts, WaiterMode } from '../../lib/scripts/registry.js';
@@ -10,7 +11,7 @@ describe('read-write and fenced lock scripts', () => {
   const rid = requestIds();
   const setup = () => {
     const redis = fx.redis();
-    return { redis, scripts: new LockScripts(redis, ''), keys: readWriteKeys(fx.prefix, 'rw') };
+    return { redis, scripts: new LockScripts(redisPortOf(redis, 'redis')), keys: readWriteKeys(fx.prefix, 'rw') };
   };
 
   it('the lock lives as long as its longest hold; a reader whose lease ended is dropped', async () => {
@@ -100,7 +101,7 @@ describe('read-write and fenced lock scripts', () => {
 
   it('fenced acquire: tokens from a counter that outlives the lock; a re-entry keeps the token', async () => {
     const redis = fx.redis();
-    const scripts = new LockScripts(redis, '');
+    const scripts = new LockScripts(redisPortOf(redis, 'redis'));
     const keys = fencedLockKeys(fx.prefix, 'f');
     expect(await scripts.lock.fencedAcquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid())).toEqual({ token: 1 });
     expect(await scripts.lock.fencedAcquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid())).toEqual({ token: 1 });

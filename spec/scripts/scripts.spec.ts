@@ -1,3 +1,4 @@
+import { redisPortOf } from '../../lib/redis/detect.js';
 import { describe, expect, it } from 'vitest';
 import { exclusiveWait, lockKeys } from '../../lib/keys.js';
 import { LockScripts, WaiterMode } from '../../lib/scripts/registry.js';
@@ -10,7 +11,7 @@ describe('Lua scripts', () => {
   const rid = requestIds();
   const setup = () => {
     const redis = fx.redis();
-    return { redis, scripts: new LockScripts(redis, ''), keys: lockKeys(fx.prefix, 'k') };
+    return { redis, scripts: new LockScripts(redisPortOf(redis, 'redis')), keys: lockKeys(fx.prefix, 'k') };
   };
 
   it('acquire: nil when acquired or re-entered, the holder PTTL otherwise', async () => {

@@ -1,3 +1,4 @@
+import { redisPortOf } from '../../lib/redis/detect.js';
 import { describe, expect, it } from 'vitest';
 import { lockKeys } from '../../lib/keys.js';
 import { LockScripts, WaiterMode } from '../../lib/scripts/registry.js';
@@ -11,7 +12,7 @@ describe('waiter set', () => {
 
   it('a woken client that lost the race goes back to the front, others to the end', async () => {
     const redis = fx.redis();
-    const scripts = new LockScripts(redis, '');
+    const scripts = new LockScripts(redisPortOf(redis, 'redis'));
     const keys = lockKeys(fx.prefix, 'k');
     await scripts.lock.acquire(keys, 'holder', 10_000, 'h', WaiterMode.Single, rid());
     await scripts.lock.acquire(keys, 'a:1', 10_000, 'a', WaiterMode.Alone, rid());

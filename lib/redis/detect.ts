@@ -1,0 +1,81 @@
+import { createHash } from 'node:crypto';
+import { InvalidArgumentError } from '../errors.js';
+import { IoRedisPort, IoRedisPubSub, isIoRedisLike, type IoRedisLike } from './ioredis-adapter.js';
+import { isNodeRedisLike, nodeRedisDeployment, NodeRedisPort } from './node-redis-adapter.js';
+import { NodeRedisPubSub } from './node-redis-pubsub.js';
+import type { PubSubPort, RedisPort } from './port.js';
+
+const sha1 = (text: string): string => createHash('sha1').update(text).digest('hex');
+
+/** What a value is, for an error message: its class name, or its type. */
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'string') return `a string ("${value.slice(0, 40)}")`;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return `${typeof value} ${value}`;
+  if (typeof value !== 'object') return typeof value;
+  const name = (value as { constructor?: { name?: string } }).constructor?.name;
+  return name && name !== 'Object' ? `an object of class ${name}` : 'a plain object';
+}
+
+const SUPPORTED =
+  'an ioredis or iovalkey Redis or Cluster, or a connected node-redis createClient(), createCluster() or createSentinel()';
+
+/** Whether an ioredis connection is in subscriber mode (it can run no other command then). */
+function ioSubscribed(conn: IoRedisLike): boolean {
+  const condition = (conn as unknown as { condition?: { subscriber?: unknown } }).condition;
+  return Boolean(condition?.subscriber);
+}
+
+/**
+ * The port of the application's connection `value`, whichever supported client it comes from.
+ * @throws InvalidArgumentError naming what it was given, for anything rlock cannot use.
+ */
+export function redisPortOf(value: unknown, what: string): RedisPort {
+  if (typeof value === 'object' && value !== null) {
+    if (isIoRedisLike(value)) {
+      if (ioSubscribed(value)) {
+        throw new InvalidArgumentError(`\`${what}\` is a connection in subscriber mode: it can run no script; pass a connection that has not subscribed`);
+      }
+      return new IoRedisPort(value);
+    }
+    if (isNodeRedisLike(value)) {
+      if (!value.isOpen) {
+        throw new InvalidArgumentError(`\`${what}\` is a node-redis client that is not open yet: \`await client.connect()\` before handing it to rlock`);
+      }
+      if (value.isPubSubActive === true && value.options?.RESP !== 3) {
+        throw new InvalidArgumentError(`\`${what}\` is a node-redis client in subscriber mode (RESP2): it can run no script; pass a client that has not subscribed`);
+      }
+      const deployment = nodeRedisDeployment(value);
+      if (deployment === 'pool') {
+        throw new InvalidArgumentError(`\`${what}\` is a node-redis client pool: pass a createClient(), createCluster() or createSentinel() object`);
+      }
+      return new NodeRedisPort(value, deployment, sha1);
+    }
+  }
+  throw new InvalidArgumentError(`\`${what}\` must be ${SUPPORTED}; got ${describe(value)}`);
+}
+
+/** Makes the pub/sub port of a connection once the pub/sub mode (sharded or not) is known. */
+export type PubSubFactory = (sharded: boolean) => PubSubPort;
+
+/**
+ * The application's own `subscriber` connection as rlock's pub/sub connection: it must come from
+ * the same client family as the main connection. rlock never closes it.
+ * @throws InvalidArgumentError for anything else.
+ */
+export function subscriberOf(value: unknown, main: RedisPort): PubSubFactory {
+  if (typeof value === 'object' && value !== null) {
+    if (isIoRedisLike(value) && main.family !== 'node-redis') return (sharded) => new IoRedisPubSub(value, false, sharded);
+    if (isNodeRedisLike(value) && main.family === 'node-redis') {
+      if (!value.isOpen) {
+        throw new InvalidArgumentError('`subscriber` is a node-redis client that is not open yet: `await subscriber.connect()` before handing it to rlock');
+      }
+      return (sharded) => new NodeRedisPubSub(value, false, sharded);
+    }
+    if (isIoRedisLike(value) || isNodeRedisLike(value)) {
+      const family = isIoRedisLike(value) ? 'an ioredis/iovalkey connection' : 'a node-redis client';
+      throw new InvalidArgumentError(`\`subscriber\` must come from the same client as the main connection (${main.family}); got ${family}`);
+    }
+  }
+  throw new InvalidArgumentError(`\`subscriber\` must be ${SUPPORTED}, of the same client as the main connection; got ${describe(value)}`);
+}

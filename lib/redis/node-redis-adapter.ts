@@ -1,0 +1,264 @@
+import calculateSlot from 'cluster-key-slot';
+import { NodeRedisPubSub, type NodeRedisSubscribable } from './node-redis-pubsub.js';
+import type { Arg, ClientFamily, Deployment, LuaScript, PubSubPort, RedisPort, ReplicaAck, ServerNode } from './port.js';
+
+/** A node-redis `createClient()`, `createCluster()` or `createSentinel()` object, by what this adapter uses. */
+export interface NodeRedisLike extends NodeRedisSubscribable {
+  readonly isOpen: boolean;
+  readonly isReady: boolean;
+  readonly options?: { readonly RESP?: number; readonly keyPrefix?: unknown; readonly database?: number; readonly socket?: { host?: string; port?: number; path?: string } };
+  sendCommand(...args: unknown[]): Promise<unknown>;
+  multi(...args: unknown[]): { addCommand(...args: unknown[]): unknown; exec(): Promise<unknown[]>; execAsPipeline(): Promise<unknown[]> };
+  /** Not on a node-redis 5 sentinel. */
+  duplicate?(...args: unknown[]): NodeRedisLike;
+  /** node-redis 6: the key prefix of a client, cluster or sentinel. */
+  readonly _keyPrefix?: unknown;
+  /** Client only: counts the sockets it opened (a new one after every reconnect). */
+  readonly socketEpoch?: number;
+  /** Client only (RESP2 subscriber mode). */
+  readonly isPubSubActive?: boolean;
+  /** Cluster only. */
+  readonly slots?: readonly ({ master: ClusterNodeInfo } | undefined)[];
+  readonly masters?: readonly ClusterNodeInfo[];
+  readonly nodeByAddress?: unknown;
+  /** node-redis 6.1+ Cluster, whose sharded subscriptions follow a moved slot. */
+  getNodeClientForKey?(...args: unknown[]): unknown;
+  nodeClient?(node: ClusterNodeInfo): NodeRedisLike | Promise<NodeRedisLike>;
+  /** Sentinel only. */
+  getMasterNode?(): { host: string; port: number } | undefined;
+  acquire?(): unknown;
+  /** A client pool. */
+  execute?(...args: unknown[]): unknown;
+}
+
+interface ClusterNodeInfo {
+  readonly address: string;
+  readonly host?: string;
+  readonly port?: number;
+  readonly client?: NodeRedisLike;
+}
+
+/** Whether `value` looks like a node-redis object: a client, cluster, sentinel (or pool). */
+export function isNodeRedisLike(value: object): value is NodeRedisLike {
+  const conn = value as Partial<NodeRedisLike>;
+  return '_self' in conn && typeof conn.isOpen === 'boolean' && typeof conn.sendCommand === 'function';
+}
+
+/** Which of node-redis' objects `conn` is. */
+export function nodeRedisDeployment(conn: NodeRedisLike): Deployment | 'pool' {
+  if (typeof conn.getMasterNode === 'function' && typeof conn.acquire === 'function') return 'sentinel';
+  if (conn.nodeByAddress instanceof Map) return 'cluster';
+  if (typeof conn.execute === 'function' && 'totalClients' in conn) return 'pool';
+  return 'standalone';
+}
+
+const NOSCRIPT = /^NOSCRIPT/;
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && NOSCRIPT.test(error.message);
+}
+
+/** Whether `error` is Redis' own answer (node-redis' ErrorReply and its subclasses), not a failed connection. */
+function isReplyError(error: unknown): boolean {
+  for (let proto: unknown = error; proto !== null && proto !== undefined; proto = Object.getPrototypeOf(proto)) {
+    if ((proto as { constructor?: { name?: string } }).constructor?.name === 'ErrorReply') return true;
+  }
+  return false;
+}
+
+/**
+ * How often a call whose connection dropped before its answer is sent again (ioredis' default
+ * `maxRetriesPerRequest`): node-redis rejects such a call although Redis may have run it.
+ */
+const MAX_RESENDS = 20;
+
+/**
+ * node-redis (`redis` / `@redis/client`, 5 and 6): scripts cannot be defined on a client that
+ * exists, so this adapter sends EVALSHA where it knows the socket has the script (it sent it on
+ * that socket before, by text) and EVAL with the text otherwise: the first call after every
+ * reconnect carries the text, so calls queued across a restart of the server keep their order.
+ * A NOSCRIPT (SCRIPT FLUSH, a failover the client did not see) is answered by EVAL. Arguments go
+ * as strings; RESP2 and RESP3 replies of rlock's scripts decode alike.
+ */
+export class NodeRedisPort implements RedisPort {
+  readonly family: ClientFamily = 'node-redis';
+  readonly deployment: Deployment;
+  readonly connection: object;
+  readonly keyPrefix: string;
+  readonly address: string | undefined;
+  readonly db: number;
+  readonly shardedPubSub: boolean;
+  readonly #conn: NodeRedisLike;
+  /** Script name → the socket (node address and socket epoch) that has it. */
+  readonly #loaded = new Map<string, string>();
+  readonly #sha = new Map<string, string>();
+  /** Calls to send again once the connection is back, in the order they were first made. */
+  readonly #resends: (() => void)[] = [];
+
+  constructor(conn: NodeRedisLike, deployment: Deployment, sha1: (text: string) => string) {
+    this.#conn = conn;
+    this.connection = conn;
+    this.deployment = deployment;
+    // node-redis 6 has a key prefix (ioredis' semantics: keys, not channels); 5 has none.
+    const prefix = conn._keyPrefix ?? conn.options?.keyPrefix;
+    this.keyPrefix = typeof prefix === 'string' ? prefix : '';
+    // node-redis 5 drops a sharded subscription whose slot moved: classic pub/sub there.
+    this.shardedPubSub = deployment === 'cluster' && typeof conn.getNodeClientForKey === 'function';
+    const socket = conn.options?.socket;
+    this.address =
+      deployment !== 'standalone' ? undefined : socket?.path ? `unix:${socket.path}` : `${socket?.host ?? 'localhost'}:${socket?.port ?? 6379}`;
+    this.db = conn.options?.database ?? 0;
+    this.#sha1 = sha1;
+  }
+
+  readonly #sha1: (text: string) => string;
+
+  /** Sends one command to the node of `key` (any node when there is none); `asap`: ahead of queued commands. */
+  #send(args: readonly Arg[], key: string | undefined, asap = false): Promise<unknown> {
+    const strings = args.map(String);
+    const options = asap ? { asap: true } : undefined;
+    switch (this.deployment) {
+      case 'cluster':
+        return this.#conn.sendCommand(key === undefined ? undefined : this.keyPrefix + key, false, strings, options);
+      case 'sentinel':
+        return this.#conn.sendCommand(false, strings, options);
+      default:
+        return this.#conn.sendCommand(strings, options);
+    }
+  }
+
+  /**
+   * Sends a command (`build` gives its arguments at each sending) and, as ioredis does, sends it
+   * again when the connection dropped before the answer came: every call rlock makes is
+   * idempotent under resend. Resends go ahead of calls made later, in their first order.
+   */
+  #reliably(key: string | undefined, build: () => readonly Arg[], attempt = 0): Promise<unknown> {
+    return this.#send(build(), key, attempt > 0).catch((error: unknown) => {
+      if (attempt >= MAX_RESENDS || !this.#conn.isOpen || isReplyError(error)) throw error;
+      return new Promise((resolve, reject) => {
+        this.#queueResend(() => void this.#reliably(key, build, attempt + 1).then(resolve, reject));
+      });
+    });
+  }
+
+  /** Every call one drop rejected is queued here first, then sent at once, in order (each goes to the front). */
+  #queueResend(resend: () => void): void {
+    if (this.#resends.length === 0) {
+      setImmediate(() => {
+        const batch = this.#resends.splice(0);
+        for (let i = batch.length - 1; i >= 0; i -= 1) batch[i]!();
+      });
+    }
+    this.#resends.push(resend);
+  }
+
+  /** The socket a command on `key` goes out on now, if it is known and ready. */
+  #socketOf(key: string | undefined): string | undefined {
+    if (this.deployment === 'standalone') return this.#conn.isReady ? String(this.#conn.socketEpoch) : undefined;
+    if (this.deployment === 'cluster' && key !== undefined) {
+      const master = this.#conn.slots?.[calculateSlot(this.keyPrefix + key)]?.master;
+      const client = master?.client;
+      return client?.isReady ? `${master!.address}#${client.socketEpoch}` : undefined;
+    }
+    return undefined;
+  }
+
+  #shaOf(script: LuaScript): string {
+    let sha = this.#sha.get(script.name);
+    if (sha === undefined) {
+      sha = this.#sha1(script.lua);
+      this.#sha.set(script.name, sha);
+    }
+    return sha;
+  }
+
+  /** EVALSHA/EVAL's arguments after the script: the key count, the keys (prefixed), the rest. */
+  #scriptArgs(script: LuaScript, args: readonly Arg[]): { tail: Arg[]; key: string | undefined } {
+    const count = script.numberOfKeys ?? Number(args[0]);
+    const rest = script.numberOfKeys === undefined ? args.slice(1) : args;
+    const keys = rest.slice(0, count).map((key) => this.keyPrefix + String(key));
+    return { tail: [count, ...keys, ...rest.slice(count)], key: count > 0 ? String(rest[0]) : undefined };
+  }
+
+  async runScript(script: LuaScript, args: readonly Arg[]): Promise<unknown> {
+    const { tail, key } = this.#scriptArgs(script, args);
+    // Decided at each sending: a resend after a reconnect carries the text.
+    let socket: string | undefined;
+    let bySha = false;
+    const build = (): readonly Arg[] => {
+      socket = this.#socketOf(key);
+      bySha = socket !== undefined && this.#loaded.get(script.name) === socket;
+      return bySha ? ['evalsha', this.#shaOf(script), ...tail] : ['eval', script.lua, ...tail];
+    };
+    try {
+      const reply = await this.#reliably(key, build);
+      if (socket !== undefined && !bySha) this.#loaded.set(script.name, socket);
+      return reply;
+    } catch (error) {
+      if (!bySha || !isNoScript(error)) throw error;
+      this.#loaded.delete(script.name);
+      return this.#reliably(key, () => ['eval', script.lua, ...tail]);
+    }
+  }
+
+  /**
+   * Commands in one round trip on the node of `key` (`atomic`: as MULTI/EXEC). A pipeline, not
+   * separate calls: node-redis 6 sends a lone WAIT on a Cluster to every master.
+   */
+  #batch(key: string, commands: readonly (readonly Arg[])[], atomic: boolean): Promise<unknown[]> {
+    const routed = this.keyPrefix + key;
+    const multi = this.deployment === 'cluster' ? this.#conn.multi(routed) : this.#conn.multi();
+    for (const command of commands) {
+      const args = command.map(String);
+      if (this.deployment === 'cluster') multi.addCommand(routed, false, args);
+      else if (this.deployment === 'sentinel') multi.addCommand(false, args);
+      else multi.addCommand(args);
+    }
+    return atomic ? multi.exec() : multi.execAsPipeline();
+  }
+
+  async runScriptThenWait(script: LuaScript, args: readonly Arg[], ack: ReplicaAck): Promise<[unknown, number]> {
+    const { tail, key } = this.#scriptArgs(script, args);
+    // By text: a pipeline cannot fall back from NOSCRIPT. Only syncReplicas takes this path.
+    const [reply, acks] = await this.#batch(key ?? '', [['eval', script.lua, ...tail], ['wait', ack.replicas, ack.timeoutMs]], false);
+    return [reply, Number(acks)];
+  }
+
+  command(args: readonly Arg[], key?: string): Promise<unknown> {
+    // Raw commands get no prefix from node-redis: add it to the command's key.
+    const prefixed = key === undefined || !this.keyPrefix ? args : args.map((arg) => (arg === key ? this.keyPrefix + key : arg));
+    return this.#reliably(key, () => prefixed);
+  }
+
+  transaction(key: string, commands: readonly (readonly Arg[])[]): Promise<unknown[]> {
+    return this.#batch(key, commands.map((command) => command.map((arg) => (arg === key ? this.keyPrefix + key : arg))), true);
+  }
+
+  async waitForReplicas(key: string, ack: ReplicaAck): Promise<number> {
+    // EXISTS pins the pipeline to the key's node on a Cluster, as on ioredis.
+    const replies = await this.#batch(key, [['exists', this.keyPrefix + key], ['wait', ack.replicas, ack.timeoutMs]], false);
+    return Number(replies[1]);
+  }
+
+  masters(): ServerNode[] {
+    if (this.deployment !== 'cluster') {
+      const master = this.deployment === 'sentinel' ? this.#conn.getMasterNode!() : undefined;
+      const address = master ? `${master.host}:${master.port}` : (this.address ?? 'sentinel');
+      return [{ address, command: (args) => this.#send(args, undefined) }];
+    }
+    return (this.#conn.masters ?? []).map((node) => ({
+      address: node.address,
+      command: async (args) => (await this.#conn.nodeClient!(node)).sendCommand(args.map(String)),
+    }));
+  }
+
+  slotOwner(slot: number): string | undefined {
+    return this.#conn.slots?.[slot]?.master.address;
+  }
+
+  openPubSub(sharded: boolean): PubSubPort {
+    // A node-redis 5 sentinel cannot duplicate itself: its pub/sub already has a connection of its own.
+    const conn = this.#conn.duplicate?.();
+    return conn ? new NodeRedisPubSub(conn, true, sharded) : new NodeRedisPubSub(this.#conn, false, sharded);
+  }
+}

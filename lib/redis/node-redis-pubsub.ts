@@ -1,0 +1,98 @@
+import type { PubSubHandlers, PubSubPort } from './port.js';
+
+type Listener = (message: string, channel: string) => void;
+
+/** What the pub/sub side of node-redis offers, on a client, a cluster or a sentinel. */
+export interface NodeRedisSubscribable {
+  readonly isOpen: boolean;
+  readonly isReady: boolean;
+  connect(): Promise<unknown>;
+  subscribe(channel: string, listener: Listener): Promise<unknown>;
+  unsubscribe(channel: string, listener?: Listener): Promise<unknown>;
+  sSubscribe(channel: string, listener: Listener): Promise<unknown>;
+  sUnsubscribe(channel: string, listener?: Listener): Promise<unknown>;
+  close?(): Promise<unknown>;
+  destroy(): unknown;
+  on(event: string, listener: (...args: never[]) => void): unknown;
+  off(event: string, listener: (...args: never[]) => void): unknown;
+}
+
+/**
+ * A pub/sub connection of node-redis. It listens per channel (there is no `message` event), and
+ * re-subscribes by itself: a client before it says `ready` again, a cluster per node (sharded
+ * channels move with their slot), a sentinel on the new master after a failover. rlock's own
+ * connection is a `duplicate()` that it connects and closes itself.
+ */
+export class NodeRedisPubSub implements PubSubPort {
+  readonly #conn: NodeRedisSubscribable;
+  readonly #owned: boolean;
+  readonly #sharded: boolean;
+  #handlers: PubSubHandlers | undefined;
+  #connecting: Promise<unknown> | undefined;
+  #wasReady: boolean;
+
+  constructor(conn: NodeRedisSubscribable, owned: boolean, sharded: boolean) {
+    this.#conn = conn;
+    this.#owned = owned;
+    this.#sharded = sharded;
+    this.#wasReady = conn.isReady;
+  }
+
+  start(handlers: PubSubHandlers): void {
+    this.#handlers = handlers;
+    const conn = this.#conn;
+    conn.on('ready', this.#onReady);
+    // A cluster's node clients come back one by one; a sentinel moves to a new master.
+    conn.on('node-ready', this.#onResubscribed);
+    conn.on('topology-change', this.#onResubscribed);
+    // Only rlock listens to its own connection: an unhandled 'error' would crash the process.
+    if (this.#owned) conn.on('error', this.#onError);
+  }
+
+  readonly #listener: Listener = (message, channel) => this.#handlers?.message(channel, message);
+  readonly #onError = (error: unknown): void => this.#handlers?.error(error);
+  readonly #onResubscribed = (): void => this.#handlers?.resubscribed();
+
+  readonly #onReady = (): void => {
+    // node-redis re-subscribes before it says `ready` again: the channels are live now.
+    if (this.#wasReady) this.#onResubscribed();
+    this.#wasReady = true;
+  };
+
+  async #open(): Promise<void> {
+    if (!this.#owned || this.#conn.isOpen) return;
+    this.#connecting ??= this.#conn.connect().catch((error: unknown) => {
+      this.#connecting = undefined;
+      throw error;
+    });
+    await this.#connecting;
+  }
+
+  async subscribe(channel: string): Promise<void> {
+    await this.#open();
+    await (this.#sharded ? this.#conn.sSubscribe(channel, this.#listener) : this.#conn.subscribe(channel, this.#listener));
+  }
+
+  async unsubscribe(channel: string): Promise<void> {
+    if (!this.#conn.isOpen) return;
+    await (this.#sharded ? this.#conn.sUnsubscribe(channel, this.#listener) : this.#conn.unsubscribe(channel, this.#listener));
+  }
+
+  async close(channels: readonly string[]): Promise<void> {
+    const conn = this.#conn;
+    conn.off('ready', this.#onReady);
+    conn.off('node-ready', this.#onResubscribed);
+    conn.off('topology-change', this.#onResubscribed);
+    if (this.#owned) {
+      await this.#connecting?.catch(() => undefined);
+      if (!conn.isOpen) return;
+      try {
+        await (conn.close ? conn.close() : conn.destroy());
+      } catch {
+        conn.destroy();
+      }
+      return;
+    }
+    await Promise.all(channels.map((channel) => this.unsubscribe(channel))).catch(() => undefined);
+  }
+}
