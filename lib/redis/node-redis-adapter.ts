@@ -136,18 +136,25 @@ export class NodeRedisPort implements RedisPort {
     return this.#send(build(), key, attempt > 0).catch((error: unknown) => {
       if (attempt >= MAX_RESENDS || !this.#conn.isOpen || isReplyError(error)) throw error;
       return new Promise((resolve, reject) => {
-        this.#queueResend(() => void this.#reliably(key, build, attempt + 1).then(resolve, reject));
+        this.#queueResend(attempt, () => void this.#reliably(key, build, attempt + 1).then(resolve, reject));
       });
     });
   }
 
-  /** Every call one drop rejected is queued here first, then sent at once, in order (each goes to the front). */
-  #queueResend(resend: () => void): void {
+  /**
+   * Every call one drop rejected is queued here first, then sent at once, in order (each goes to
+   * the front). A client queues what it cannot send yet, so the first resend goes at once; a
+   * Cluster refuses commands while it has no ready node ("The client is offline"), so later
+   * ones back off.
+   */
+  #queueResend(attempt: number, resend: () => void): void {
     if (this.#resends.length === 0) {
-      setImmediate(() => {
+      const flush = (): void => {
         const batch = this.#resends.splice(0);
         for (let i = batch.length - 1; i >= 0; i -= 1) batch[i]!();
-      });
+      };
+      if (attempt === 0) setImmediate(flush);
+      else setTimeout(flush, Math.min(10 * 2 ** attempt, 500));
     }
     this.#resends.push(resend);
   }

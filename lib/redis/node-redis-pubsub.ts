@@ -60,7 +60,8 @@ export class NodeRedisPubSub implements PubSubPort {
   };
 
   async #open(): Promise<void> {
-    if (!this.#owned || this.#conn.isOpen) return;
+    // rlock's own duplicate: connected here, once (a Cluster refuses commands until it is ready).
+    if (!this.#owned) return;
     this.#connecting ??= this.#conn.connect().catch((error: unknown) => {
       this.#connecting = undefined;
       throw error;

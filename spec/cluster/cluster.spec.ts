@@ -1,6 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectCluster } from '../helpers/clients.js';
 import { LockClient, MultiLock, type LockClientOptions, type LockLostInfo } from '../../lib/index.js';
 import { sleep, until } from '../helpers/fixtures.js';
 import { spawnCluster, type SpawnedCluster } from '../../tools/redis-cluster.js';
@@ -25,8 +26,11 @@ describe('Redis Cluster', () => {
     closers.push(() => Promise.resolve(conn.disconnect()));
     return conn;
   };
+  /** A LockClient on a Cluster connection of the client family under test. */
   const client = (options: LockClientOptions = {}): LockClient => {
-    const locks = new LockClient(connect(), { keyPrefix: 'c', ...options });
+    const { connection, close } = connectCluster(cluster.startupNodes);
+    closers.push(close);
+    const locks = new LockClient(connection, { keyPrefix: 'c', ...options });
     locks.on('error', () => undefined);
     closers.push(() => locks.close());
     return locks;

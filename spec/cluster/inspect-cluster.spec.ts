@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import calculateSlot from 'cluster-key-slot';
-import { Cluster, Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectCluster } from '../helpers/clients.js';
 import { LockClient, type LockWarningInfo } from '../../lib/index.js';
 import { spawnCluster, type SpawnedCluster } from '../../tools/redis-cluster.js';
 import { until } from '../helpers/fixtures.js';
@@ -38,13 +39,12 @@ describe('inspection and the rlock command on a Cluster', () => {
   }, 60_000);
 
   const client = (): LockClient => {
-    const conn = new Cluster(cluster.startupNodes, { clusterRetryStrategy: () => 100 });
-    conn.on('error', () => undefined);
+    const { connection: conn, close } = connectCluster(cluster.startupNodes);
     const locks = new LockClient(conn, { keyPrefix: 'ci' });
     locks.on('error', () => undefined);
     closers.push(async () => {
       await locks.close();
-      conn.disconnect();
+      await close();
     });
     return locks;
   };

@@ -10,7 +10,7 @@ describe('late answers', () => {
   const rig = useFaultRig();
 
   it('tryLock(0) on a silent connection gives up within its attempt limit (1 s)', async () => {
-    const lock = rig.client(rig.connect('proxy')).getLock('silent');
+    const lock = rig.client(rig.lockConnect('proxy')).getLock('silent');
     rig.proxy.blackhole();
     const started = performance.now();
     const outcome = await lock.tryLock(0, 10_000).catch((error: unknown) => error);
@@ -19,12 +19,12 @@ describe('late answers', () => {
     expect(outcome).toBe(false);
     expect(elapsed).toBeLessThan(1_000 + 300);
     // The attempt that reached Redis after all was undone: the lock is free.
-    const rival = rig.client(rig.connect('direct')).getLock('silent');
+    const rival = rig.client(rig.lockConnect('direct')).getLock('silent');
     expect(await rival.tryLock(2_000, 10_000)).toBe(true);
   });
 
   it('an acquisition answered after its own lease ran out does not count', async () => {
-    const lock = rig.client(rig.connect('proxy')).getLock('slow');
+    const lock = rig.client(rig.lockConnect('proxy')).getLock('slow');
     // Scripts loaded before the answers slow down.
     expect(await lock.tryLock(0, 500)).toBe(true);
     await lock.unlock();
@@ -36,15 +36,15 @@ describe('late answers', () => {
     expect(performance.now() - started).toBeLessThan(3_000 + 1_000);
     rig.proxy.latency({});
     // Nothing was left held: each late grant was released again.
-    const rival = rig.client(rig.connect('direct')).getLock('slow');
+    const rival = rig.client(rig.lockConnect('direct')).getLock('slow');
     expect(await rival.tryLock(2_000, 10_000)).toBe(true);
   });
 
   it('a re-entry sent just before the clock ends its hold is asked again: the let-go of that hold may remove it', async () => {
-    const locks = rig.client(rig.connect('direct'), { watchdogTimeout: 300 });
+    const locks = rig.client(rig.lockConnect('direct'), { watchdogTimeout: 300 });
     locks.on('lost', () => undefined);
     const lock = locks.getLock('frozen');
-    const rival = rig.client(rig.connect('direct')).getLock('frozen');
+    const rival = rig.client(rig.lockConnect('direct')).getLock('frozen');
     await locks.runInContext(async () => {
       await lock.lock();
       // The process freezes (as under SIGSTOP) past the lease: the key expires in Redis, and
@@ -61,7 +61,7 @@ describe('late answers', () => {
   });
 
   it('a hold the clock ended is let go in Redis too: taking the lock again is a fresh hold, not a re-entry', async () => {
-    const locks = rig.client(rig.connect('proxy'), { watchdogTimeout: 1_500 });
+    const locks = rig.client(rig.lockConnect('proxy'), { watchdogTimeout: 1_500 });
     const lost: string[] = [];
     locks.on('lost', (info) => lost.push(info.reason));
     const lock = locks.getLock('ended');
@@ -81,9 +81,9 @@ describe('late answers', () => {
   });
 
   it('a MultiLock never resolves with a member that was lost while it waited for another', async () => {
-    const locks = rig.client(rig.connect('direct'), { watchdogTimeout: 600 });
+    const locks = rig.client(rig.lockConnect('direct'), { watchdogTimeout: 600 });
     locks.on('lost', () => undefined);
-    const blocker = rig.client(rig.connect('direct')).getLock('m-b');
+    const blocker = rig.client(rig.lockConnect('direct')).getLock('m-b');
     await blocker.lock(1_500);
     const multi = new MultiLock(locks.getLock('m-a'), locks.getLock('m-b'));
     const pending = multi.acquire({ waitTime: 10_000 });
@@ -97,9 +97,9 @@ describe('late answers', () => {
   });
 
   it('an aborted MultiLock wait ends at the abort, not when its budget would have run out', async () => {
-    const locks = rig.client(rig.connect('proxy'));
+    const locks = rig.client(rig.lockConnect('proxy'));
     locks.on('error', () => undefined);
-    const blocker = rig.client(rig.connect('direct')).getLock('ab-b');
+    const blocker = rig.client(rig.lockConnect('direct')).getLock('ab-b');
     await blocker.lock(10_000);
     const multi = new MultiLock(locks.getLock('ab-a'), locks.getLock('ab-b'));
     const controller = new AbortController();

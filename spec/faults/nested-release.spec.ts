@@ -8,7 +8,7 @@ describe('a nested release that finds the lock gone', () => {
   const rig = useFaultRig();
 
   it('aborts the outer Lease and emits lost', async () => {
-    const locks = rig.client(rig.connect('direct'));
+    const locks = rig.client(rig.lockConnect('direct'));
     const lost: LockLostInfo[] = [];
     locks.on('lost', (info) => lost.push(info));
     const lock = locks.getLock('nested');

@@ -1,4 +1,6 @@
+import type { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
+import { ping } from '../helpers/clients.js';
 import { sleep, until } from '../helpers/fixtures.js';
 import { useFaultRig } from '../helpers/fault-rig.js';
 
@@ -13,12 +15,12 @@ describe('resubscribe: waiters re-ask only once the re-subscription is live', ()
   const rig = useFaultRig();
 
   it('a release published while the re-SUBSCRIBE is on its way still wakes the waiter', async () => {
-    const holder = rig.client(rig.connect('direct')).getLock('sub');
+    const holder = rig.client(rig.lockConnect('direct')).getLock('sub');
     await holder.lock(20_000);
 
-    const subscriber = rig.connect('proxy');
-    await subscriber.ping();
-    const waiterClient = rig.client(rig.connect('direct'), { subscriber });
+    const subscriber = rig.lockConnect('proxy');
+    await ping(subscriber);
+    const waiterClient = rig.client(rig.lockConnect('direct'), { subscriber });
     let gotAt = Infinity;
     const waiting = waiterClient
       .getLock('sub')
@@ -36,7 +38,8 @@ describe('resubscribe: waiters re-ask only once the re-subscription is live', ()
     // Drop the pub/sub connection; its SUBSCRIBE will reach Redis 400 ms after `ready`.
     rig.proxy.resetAll();
     rig.proxy.latency({ up: UP_LATENCY_MS });
-    await new Promise<void>((resolve) => subscriber.once('ready', () => resolve()));
+    // Both ioredis and node-redis say `ready` when the connection is back.
+    await new Promise<void>((resolve) => (subscriber as unknown as EventEmitter).once('ready', () => resolve()));
     await sleep(100);
     const releasedAt = performance.now();
     await holder.unlock();

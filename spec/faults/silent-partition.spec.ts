@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LockLostError, type LockClient, type LockLostInfo } from '../../lib/index.js';
 import { sleep, until } from '../helpers/fixtures.js';
+import { ping } from '../helpers/clients.js';
 import { useFaultRig } from '../helpers/fault-rig.js';
 
 // The holder's connection goes silent (no reset, no error): its renewal call just hangs. The
@@ -14,8 +15,8 @@ describe('silent partition: the holder’s clock', () => {
   const rig = useFaultRig();
 
   const holderClient = async (): Promise<LockClient> => {
-    const redis = rig.connect('proxy');
-    await redis.ping();
+    const redis = rig.lockConnect('proxy');
+    await ping(redis);
     return rig.client(redis, { watchdogTimeout: WATCHDOG_MS });
   };
 
@@ -32,7 +33,7 @@ describe('silent partition: the holder’s clock', () => {
 
   /** A direct rival waits for the lock; resolves with when it got it. */
   const rivalAcquires = async (name: string): Promise<number> => {
-    const rival = rig.client(rig.connect('direct')).getLock(name);
+    const rival = rig.client(rig.lockConnect('direct')).getLock(name);
     expect(await rival.tryLock(10_000, 30_000)).toBe(true);
     return performance.now();
   };

@@ -10,7 +10,7 @@ describe('holds the client did not count', () => {
 
   it('are not renewed after the owner released its last hold: the lock is free within a lease', async () => {
     const WATCHDOG_MS = 600;
-    const client = rig.client(rig.connect('direct'), { watchdogTimeout: WATCHDOG_MS });
+    const client = rig.client(rig.lockConnect('direct'), { watchdogTimeout: WATCHDOG_MS });
     const lock = client.getLock('extra');
     await client.runInContext(async () => {
       const lease = await lock.acquire();

@@ -26,7 +26,7 @@ export const ON_NODE_REDIS = TEST_CLIENT.startsWith('node-redis');
 /** A connection for a LockClient, and how to let it go. */
 export interface LockConnection {
   readonly connection: RedisConnection;
-  close(): Promise<void>;
+  readonly close: () => Promise<void>;
 }
 
 /** What every family understands; anything family-specific goes in `ioredis` (ioredis and iovalkey only). */
@@ -53,6 +53,12 @@ function opened(conn: { connect(): Promise<unknown>; destroy(): unknown; on(even
   quiet(conn);
   void conn.connect().catch(() => undefined);
   return { connection: conn as unknown as RedisConnection, close: () => Promise.resolve(void conn.destroy()) };
+}
+
+/** PING on a connection of any family: resolves once the connection answers. */
+export async function ping(connection: RedisConnection): Promise<void> {
+  const conn = connection as unknown as { ping?: () => Promise<unknown>; sendCommand: (args: string[]) => Promise<unknown> };
+  await (typeof (connection as { defineCommand?: unknown }).defineCommand === 'function' ? conn.ping!() : conn.sendCommand(['PING']));
 }
 
 /** A connection to one server (`redis://host:port`) from the family under test. */

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import { LockClient, type LockClientOptions } from '../../lib/index.js';
+import { LockClient, type LockClientOptions, type RedisConnection } from '../../lib/index.js';
+import { connectStandalone, type ConnectionOptions } from './clients.js';
 import { spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
 import { startFaultProxy, type FaultProxy } from '../../tools/fault-proxy.js';
 
@@ -17,11 +18,14 @@ export interface FaultRig {
   key(name: string): string;
   /** A new connection through the proxy or straight to Redis; ready once `ping()` answers. Closed after the test. */
   connect(via: 'proxy' | 'direct', options?: RedisOptions): Redis;
+  /** A new connection from the client family under test (clients.ts), through the proxy or straight to Redis; closed after the test. */
+  lockConnect(via: 'proxy' | 'direct', options?: ConnectionOptions): RedisConnection;
   /**
-   * A LockClient on `redis` with this test's prefix. Its pub/sub connection is direct unless
-   * `options.subscriber` says otherwise, so only the connection under test crosses the proxy.
+   * A LockClient on `redis` with this test's prefix. Its pub/sub connection is direct (of the
+   * same client family) unless `options.subscriber` says otherwise, so only the connection under
+   * test crosses the proxy.
    */
-  client(redis: Redis, options?: LockClientOptions): LockClient;
+  client(redis: RedisConnection, options?: LockClientOptions): LockClient;
 }
 
 export function useFaultRig(): FaultRig {
@@ -64,6 +68,15 @@ export function useFaultRig(): FaultRig {
     return conn;
   };
 
+  const lockConnect = (via: 'proxy' | 'direct', options: ConnectionOptions = {}): RedisConnection => {
+    const url = via === 'proxy' ? started(proxy).url : started(server).url;
+    const { connection, close } = connectStandalone(url, options);
+    cleanups.push(close);
+    return connection;
+  };
+  /** The family of `redis`: a subscriber must come from the same client. */
+  const isIoRedis = (redis: RedisConnection): boolean => typeof (redis as { defineCommand?: unknown }).defineCommand === 'function';
+
   return {
     get server() {
       return started(server);
@@ -79,8 +92,10 @@ export function useFaultRig(): FaultRig {
     },
     key: (name) => `{${prefix}:${name}}`,
     connect,
+    lockConnect,
     client: (redis, options = {}) => {
-      const locks = new LockClient(redis, { keyPrefix: prefix, subscriber: connect('direct'), ...options });
+      const subscriber = isIoRedis(redis) ? connect('direct') : lockConnect('direct');
+      const locks = new LockClient(redis, { keyPrefix: prefix, subscriber, ...options });
       locks.on('error', () => undefined);
       cleanups.push(() => locks.close());
       return locks;

@@ -1,6 +1,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { afterEach } from 'vitest';
 import { LockClient, type LockClientOptions } from '../../lib/index.js';
+import { connectSentinel } from './clients.js';
 import { spawnSentinelSet, type SpawnedSentinelSet } from '../../tools/redis-sentinel.js';
 
 /** What a Sentinel spec gets from `useSentinelRig`; everything it makes is closed after each test. */
@@ -26,13 +27,12 @@ export function useSentinelRig(): SentinelRig {
       return set;
     },
     client: (set, options = {}, redisOptions = {}) => {
-      const redis = new Redis({ sentinels: set.sentinelNodes, name: set.name, retryStrategy: () => 100, ...redisOptions });
-      redis.on('error', () => undefined);
-      const locks = new LockClient(redis, { keyPrefix: 's', ...options });
+      const { connection, close } = connectSentinel(set.sentinelNodes, set.name, { ioredis: redisOptions });
+      const locks = new LockClient(connection, { keyPrefix: 's', ...options });
       locks.on('error', () => undefined);
       cleanups.push(async () => {
         await locks.close();
-        redis.disconnect();
+        await close();
       });
       return locks;
     },

@@ -1,5 +1,5 @@
-import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectCluster } from '../helpers/clients.js';
 import { LockClient } from '../../lib/index.js';
 import { sleep } from '../helpers/fixtures.js';
 import { spawnCluster, type SpawnedCluster } from '../../tools/redis-cluster.js';
@@ -17,13 +17,12 @@ describe('semaphore and latch on a Redis Cluster', () => {
   }, 60_000);
 
   const client = (): LockClient => {
-    const conn = new Cluster(cluster.startupNodes, { clusterRetryStrategy: () => 100 });
-    conn.on('error', () => undefined);
+    const { connection: conn, close } = connectCluster(cluster.startupNodes);
     const locks = new LockClient(conn, { keyPrefix: 'c', watchdogTimeout: 1_500 });
     locks.on('error', () => undefined);
     closers.push(async () => {
       await locks.close();
-      conn.disconnect();
+      await close();
     });
     return locks;
   };
