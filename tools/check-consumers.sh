@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Type-checks tools/consumer (an ESM + CJS TypeScript app) against the packed rlock, once per
-# supported ioredis: the app installs the tarball and its own ioredis, as a user would, and
-# `tsc` must accept `new LockClient(new Redis())` and the rest with each. The README's
-# TypeScript quick start is type-checked with it, and its JavaScript quick start is run (on the
-# last ioredis) against a redis-server started here.
-# Usage: tools/check-consumers.sh [ioredis version or range ...]   (default: 5.9.0 5 6)
+# Checks the packed rlock as users get it, once per client package given as `package@version`
+# (ioredis, redis or iovalkey): a fresh TypeScript app installs the tarball and that one client
+# only, type-checks tools/consumer/<family>/ (ESM and CJS) against it, and loads rlock with both
+# `import` and `require`, so no client rlock does not need is ever required. The README's
+# TypeScript quick starts are type-checked with their client, and its JavaScript quick start is
+# run (on the last ioredis given) against a redis-server started here.
+# Usage: tools/check-consumers.sh ioredis@5.9.0 ioredis@6 redis@5 redis@6 iovalkey
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
-versions=("$@")
-if [ "${#versions[@]}" -eq 0 ]; then versions=(5.9.0 5 6); fi
+[ "$#" -gt 0 ] || set -- ioredis@5.9.0 ioredis@5 ioredis@6 redis@5 redis@6 iovalkey
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -18,8 +18,7 @@ trap 'rm -rf "$work"' EXIT
 tarball="$work/$(npm pack --ignore-scripts --silent --pack-destination "$work")"
 typescript="$(node -p "require('./node_modules/typescript/package.json').version")"
 
-cp -R tools/consumer "$work/app"
-# The README's quick starts: the fenced block after each heading.
+# The README's blocks: the fenced block after each heading.
 readme_block() {
   awk -v heading="$1" -v fence="$2" '
     $0 == heading { found = 1; next }
@@ -28,32 +27,55 @@ readme_block() {
     inside { print }
   ' README.md
 }
-readme_block '## Quick start (TypeScript)' '```ts' >"$work/app/src/readme-quick-start.ts"
-readme_block '## Quick start (JavaScript)' '```js' >"$work/app/readme-quick-start.mjs"
-for file in "$work/app/src/readme-quick-start.ts" "$work/app/readme-quick-start.mjs"; do
-  [ -s "$file" ] || { echo "README quick start not found for $file" >&2; exit 1; }
-done
-cd "$work/app"
-npm install --no-audit --no-fund --loglevel=error "$tarball" "ioredis@${versions[0]}" "@types/node@20" "typescript@$typescript"
 
-for version in "${versions[@]}"; do
-  npm install --no-audit --no-fund --loglevel=error "ioredis@$version"
-  installed="$(node -p "require('./node_modules/ioredis/package.json').version")"
-  if npx --no-install tsc -p tsconfig.json; then
-    echo "consumer type-check: ioredis $installed (asked: $version): ok"
-  else
-    echo "consumer type-check: ioredis $installed (asked: $version): FAILED" >&2
-    exit 1
+last_ioredis=""
+for entry in "$@"; do
+  pkg="${entry%%@*}"
+  case "$pkg" in
+    ioredis) family=ioredis; quick_start='## Quick start (TypeScript)' ;;
+    redis) family=node-redis; quick_start='## Quick start with node-redis (TypeScript)' ;;
+    iovalkey) family=iovalkey; quick_start='' ;;
+    *) echo "unknown client package: $pkg" >&2; exit 2 ;;
+  esac
+  app="$work/app-${entry//[@\/]/-}"
+  mkdir -p "$app/src"
+  cp tools/consumer/package.json tools/consumer/tsconfig.json "$app/"
+  cp tools/consumer/"$family"/* "$app/src/"
+  if [ -n "$quick_start" ]; then
+    readme_block "$quick_start" '```ts' >"$app/src/readme-quick-start.ts"
+    [ -s "$app/src/readme-quick-start.ts" ] || { echo "README block not found: $quick_start" >&2; exit 1; }
   fi
+  (
+    cd "$app"
+    npm install --no-audit --no-fund --loglevel=error "$tarball" "$entry" "@types/node@20" "typescript@$typescript"
+    installed="$(node -p "require('./node_modules/$pkg/package.json').version")"
+    npx --no-install tsc -p tsconfig.json || { echo "consumer type-check: $pkg $installed (asked: $entry): FAILED" >&2; exit 1; }
+    # Only this client is installed: loading rlock must not need another.
+    for other in ioredis redis @redis/client iovalkey; do
+      if [ "$other" != "$pkg" ] && [ -d "node_modules/$other" ] && [ "$other/$pkg" != "@redis/client/redis" ]; then
+        echo "consumer app for $pkg has $other installed too" >&2
+        exit 1
+      fi
+    done
+    node -e "const m = require('rlock'); if (typeof m.LockClient !== 'function') process.exit(1)"
+    node --input-type=module -e "const m = await import('rlock'); if (typeof m.LockClient !== 'function') process.exit(1)"
+    echo "consumer: $pkg $installed (asked: $entry): type-checks, loads with import and require"
+  )
+  [ "$pkg" = ioredis ] && last_ioredis="$app"
 done
 
-# The JavaScript quick start runs as written, against a Redis of its own (new Redis() → REDIS_URL).
-port="$(node -e "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })")"
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >"$work/redis.log" 2>&1 &
-redis_pid=$!
-trap 'kill "$redis_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
-for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-sed "s|new Redis()|new Redis('redis://127.0.0.1:$port')|" readme-quick-start.mjs >readme-quick-start.run.mjs
-node readme-quick-start.run.mjs
-echo "README JavaScript quick start: ran"
+# The JavaScript quick start runs as written, against a Redis of its own (new Redis() → its port).
+if [ -n "$last_ioredis" ]; then
+  readme_block '## Quick start (JavaScript)' '```js' >"$last_ioredis/readme-quick-start.mjs"
+  [ -s "$last_ioredis/readme-quick-start.mjs" ] || { echo "README JavaScript quick start not found" >&2; exit 1; }
+  port="$(node -e "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })")"
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >"$work/redis.log" 2>&1 &
+  redis_pid=$!
+  trap 'kill "$redis_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+  for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  cd "$last_ioredis"
+  sed "s|new Redis()|new Redis('redis://127.0.0.1:$port')|" readme-quick-start.mjs >readme-quick-start.run.mjs
+  node readme-quick-start.run.mjs
+  echo "README JavaScript quick start: ran"
+fi
 cd "$root"

@@ -1,4 +1,13 @@
 import { Redis } from 'ioredis';
+import { createClient } from 'redis';
+
+/** A node-redis client (RESP2) to `url`, not yet connected. */
+function nodeRedisClient(url: string) {
+  return createClient({ url, RESP: 2 });
+}
+
+/** A node-redis client as the bench uses it. */
+export type NodeRedisClient = ReturnType<typeof nodeRedisClient>;
 
 /**
  * The connections one library uses in one scenario: each opened ready (so nothing waits in
@@ -7,6 +16,7 @@ import { Redis } from 'ioredis';
 export class Connections {
   readonly #url: string;
   readonly #open: Redis[] = [];
+  readonly #openNodeRedis: NodeRedisClient[] = [];
   readonly #sent = new Map<string, number>();
 
   constructor(url: string) {
@@ -29,6 +39,22 @@ export class Connections {
     return redis;
   }
 
+  /** A new node-redis client (RESP2), connected and counted. */
+  async openNodeRedis(): Promise<NodeRedisClient> {
+    const client = nodeRedisClient(this.#url);
+    client.on('error', () => undefined);
+    await client.connect();
+    const send = client.sendCommand.bind(client);
+    // rlock sends every command and script through sendCommand (pub/sub goes around it).
+    client.sendCommand = ((args: readonly string[], options?: object) => {
+      const name = String(args[0]).toLowerCase();
+      this.#sent.set(name, (this.#sent.get(name) ?? 0) + 1);
+      return send(args, options);
+    });
+    this.#openNodeRedis.push(client);
+    return client;
+  }
+
   /** Commands sent so far, by lower-case name. */
   sent(): Map<string, number> {
     return new Map(this.#sent);
@@ -37,6 +63,7 @@ export class Connections {
   /** Disconnects every connection opened here. */
   close(): void {
     for (const redis of this.#open.splice(0)) redis.disconnect();
+    for (const client of this.#openNodeRedis.splice(0)) client.destroy();
   }
 }
 

@@ -1,3 +1,4 @@
+import { toLockError } from '../errors.js';
 import type { PubSubPort } from '../redis/port.js';
 
 /** What a subscribed channel is told. */
@@ -47,7 +48,8 @@ export class NoticeSubscriber {
       await port.subscribe(channel);
     } catch (error) {
       if (this.#listeners.get(channel) === listener) this.#listeners.delete(channel);
-      throw error;
+      // A waiter's call fails with it: a lock error, whatever the client threw.
+      throw toLockError(error, 'acquire', undefined);
     }
   }
 

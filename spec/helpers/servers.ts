@@ -1,6 +1,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { LockClient, type LockClientOptions } from '../../lib/index.js';
+import { LockClient, type LockClientOptions, type RedisConnection } from '../../lib/index.js';
+import { connectStandalone } from './clients.js';
 import { spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
 
 /** Independent redis-servers of one test file (RedLock nodes), and what a test opens on them. */
@@ -9,7 +10,7 @@ export interface Servers {
   readonly list: readonly SpawnedRedis[];
   /** A new connection to `server`, closed after the test. */
   connect(server: SpawnedRedis, options?: RedisOptions): Redis;
-  /** One LockClient per server, each on its own connection; closed after the test. */
+  /** One LockClient per server, each on its own connection (ioredis with `redisOptions`, else the family under test); closed after the test. */
   clients(options?: LockClientOptions, redisOptions?: RedisOptions): LockClient[];
   /** Closes `thing` after the test. */
   track(thing: { close(): Promise<void> }): void;
@@ -37,15 +38,22 @@ export function useServers(count: number): Servers {
     opened.push({ close: () => Promise.resolve(conn.disconnect()) });
     return conn;
   };
+  const lockConnection = (server: SpawnedRedis): RedisConnection => {
+    const { connection, close } = connectStandalone(server.url);
+    opened.push({ close });
+    return connection;
+  };
   return {
     get list() {
       return list;
     },
     connect,
     track: (thing) => void opened.push(thing),
-    clients: (options = {}, redisOptions = {}) =>
+    clients: (options = {}, redisOptions) =>
       list.map((server) => {
-        const client = new LockClient(connect(server, redisOptions), options);
+        // Without ioredis options, on the client family under test (clients.ts).
+        const connection = redisOptions ? connect(server, redisOptions) : lockConnection(server);
+        const client = new LockClient(connection, options);
         opened.push(client);
         return client;
       }),

@@ -8,12 +8,14 @@
 //   latch <waiters>: starts <waiters> waits on latch 'gate', prints `waiting` once each is
 //     registered, and one JSON line { opened } when all returned.
 import { Redis } from 'ioredis';
+import { connectStandalone } from './clients.js';
 import { LockClient } from '../../lib/index.js';
 
 const [url, prefix, mode, ...args] = process.argv.slice(2);
 if (!url || !prefix || !mode) throw new Error('usage: synchronizer-worker <url> <prefix> <mode> ...');
 
-const redis = new Redis(url);
+// The synchronizers on the client family under test (RLOCK_TEST_CLIENT is inherited); the probe on ioredis.
+const { connection: redis, close } = connectStandalone(url);
 const probe = new Redis(url);
 
 async function contend(tasks: number, rounds: number, limit: number, fair: boolean): Promise<void> {
@@ -68,5 +70,5 @@ if (mode === 'contend') await contend(Number(args[0]), Number(args[1]), Number(a
 else if (mode === 'hold') await hold(Number(args[0]), Number(args[1]), Number(args[2]));
 else if (mode === 'latch') await latch(Number(args[0]));
 else throw new Error(`unknown mode ${mode}`);
-redis.disconnect();
+await close();
 probe.disconnect();

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
-import type { Connections } from '../connections.js';
+import type { Connections, NodeRedisClient } from '../connections.js';
 
 /** Gives a held lock back. */
 export type Release = () => Promise<void>;
@@ -8,7 +8,7 @@ export type Release = () => Promise<void>;
 /** One worker's view of a library: its own connection(s), one acquire, one release. */
 export interface Locker {
   /** Where this worker's lock commands go: the EVALSHA floor is measured here. */
-  readonly connection: Redis;
+  readonly connection: Redis | NodeRedisClient;
   /**
    * Takes `key` for `leaseMs`, waiting the way the library is configured to (a tuned peer gives
    * up after `waitMs`; a peer on its defaults after its own retry budget). Resolves with the
@@ -29,6 +29,8 @@ export interface LibraryAdapter {
   readonly variant: string;
   /** How this configuration waits, in words. */
   readonly waiting: string;
+  /** The raw baseline its throughput is compared with: the one on the same client (default `raw-set-nx`, ioredis). */
+  readonly baseline?: string;
   /** Anything a reader must know (an unsupported engine, a missing option). */
   readonly note?: string;
   /** A new worker with its own connection(s), all opened from `connections`. */

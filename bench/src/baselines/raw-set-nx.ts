@@ -6,7 +6,13 @@ import type { LibraryAdapter } from '../adapters/adapter.js';
 const TOKEN_PREFIX = randomBytes(8).toString('hex');
 let lastToken = 0;
 
-const COMPARE_AND_DELETE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
+/** A token no other call of this process uses. */
+export function nextToken(): string {
+  lastToken += 1;
+  return `${TOKEN_PREFIX}:${lastToken}`;
+}
+
+export const COMPARE_AND_DELETE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
 
 /**
  * The least a correct lock can do: `SET key token NX PX lease`, then a compare-and-delete
@@ -24,8 +30,7 @@ export const rawSetNx: LibraryAdapter = {
     return {
       connection: redis,
       async acquire(key, leaseMs) {
-        lastToken += 1;
-        const token = `${TOKEN_PREFIX}:${lastToken}`;
+        const token = nextToken();
         const set = await redis.set(key, token, 'PX', leaseMs, 'NX');
         return set === 'OK' ? async () => void (await redis.evalsha(sha, 1, key, token)) : null;
       },

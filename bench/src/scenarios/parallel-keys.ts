@@ -1,5 +1,6 @@
 import type { LibraryAdapter, Locker } from '../adapters/adapter.js';
 import { rawSetNx } from '../baselines/raw-set-nx.js';
+import { rawSetNxNodeRedis } from '../baselines/raw-set-nx-node-redis.js';
 import { median, shuffled } from '../stats.js';
 import { failedRow, LEASE_MS, libraryRow, num, rlockValues, WAIT_MS, withLibrary, type Row, type Scenario } from './scenario.js';
 
@@ -29,7 +30,7 @@ export const parallelKeys: Scenario = {
   async run(context) {
     const size = context.quick ? SIZES.quick : SIZES.full;
     const cyclesPerTask = Math.round(size.cycles / size.tasks);
-    const entries: LibraryAdapter[] = [...context.adapters, rawSetNx];
+    const entries: LibraryAdapter[] = [...context.adapters, rawSetNx, rawSetNxNodeRedis];
     const perRound = new Map<string, number[]>();
     const errors = new Map<string, unknown>();
     for (let round = 0; round < size.rounds; round += 1) {
@@ -54,11 +55,11 @@ export const parallelKeys: Scenario = {
       }
     }
 
-    const baseline = perRound.get(rawSetNx.id) ?? [];
     const rows: Row[] = entries.map((adapter) => {
       const rounds = perRound.get(adapter.id);
       if (!rounds) return failedRow(adapter, errors.get(adapter.id));
-      // Each round against the baseline of the same round, then the median of those ratios.
+      // Each round against the baseline on the same client, of the same round, then the median of those ratios.
+      const baseline = perRound.get(adapter.baseline ?? rawSetNx.id) ?? [];
       const ratios = rounds.map((value, round) => value / (baseline[round] ?? Number.NaN));
       return libraryRow(adapter, { cyclesPerSec: median(rounds), ratio: median(ratios) });
     });

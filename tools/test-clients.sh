@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Runs the test suite on each client family and version given, as `family[@version][:core]`:
+#   family  ioredis | iovalkey | node-redis (RESP2) | node-redis-resp3 (the suite's RLOCK_TEST_CLIENT)
+#   version a version or range of the family's package (ioredis, iovalkey, redis), installed with
+#           --no-save and the lockfile's put back at the end; none: the lockfile's
+#   :core   the core subset (CORE below) instead of the whole suite
+# Example: tools/test-clients.sh node-redis iovalkey ioredis@5.9.0:core redis@5:core
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Locks of every kind, the client families, resends through the fault proxy, the synchronizers.
+CORE=(spec/locks spec/clients spec/client.spec.ts spec/faults/resend.spec.ts spec/faults/silent-partition.spec.ts spec/synchronizers/semaphore.spec.ts spec/synchronizers/latch.spec.ts)
+
+package_of() {
+  case "$1" in
+    ioredis) echo ioredis ;;
+    iovalkey) echo iovalkey ;;
+    node-redis | node-redis-resp3) echo redis ;;
+    *) echo "unknown client family: $1" >&2; exit 2 ;;
+  esac
+}
+installed_version() { node -p "require('./node_modules/$1/package.json').version"; }
+locked_version() { node -p "require('./package-lock.json').packages['node_modules/$1'].version"; }
+
+changed=()
+restore() {
+  for pkg in "${changed[@]}"; do
+    npm install --no-save --no-audit --no-fund --loglevel=error "$pkg@$(locked_version "$pkg")" >/dev/null
+  done
+}
+trap restore EXIT
+
+results="$(mktemp -d)"
+summary=()
+for entry in "$@"; do
+  spec="${entry%%:*}"
+  scope=full
+  [ "$spec" != "$entry" ] && scope="${entry#*:}"
+  family="${spec%%@*}"
+  version=""
+  [ "$family" != "$spec" ] && version="${spec#*@}"
+  # `redis@5` names node-redis by its package.
+  [ "$family" = redis ] && family=node-redis
+  pkg="$(package_of "$family")"
+  if [ -n "$version" ]; then
+    npm install --no-save --no-audit --no-fund --loglevel=error "$pkg@$version"
+    changed+=("$pkg")
+  elif [ "$(installed_version "$pkg")" != "$(locked_version "$pkg")" ]; then
+    npm install --no-save --no-audit --no-fund --loglevel=error "$pkg@$(locked_version "$pkg")"
+  fi
+  installed="$(installed_version "$pkg")"
+  label="$family ($pkg $installed, $scope)"
+  echo "== tests on $label"
+  files=()
+  [ "$scope" = core ] && files=("${CORE[@]}")
+  out="$results/$family-$installed-$scope.json"
+  # The verdict is read from the JSON report below, so a failure there still reports.
+  RLOCK_TEST_CLIENT="$family" npx --no-install vitest run "${files[@]}" --reporter=dot --reporter=json --outputFile="$out" || true
+  line="$(node -e "
+    const fs = require('fs');
+    if (!fs.existsSync(process.argv[1])) { console.log('no report'); process.exit(1); }
+    const r = JSON.parse(fs.readFileSync(process.argv[1], 'utf8'));
+    console.log(r.numPassedTests + ' passed, ' + r.numFailedTests + ' failed, ' + r.numPendingTests + ' skipped');
+    if (r.numTotalTests === 0 || r.numFailedTests > 0 || !r.success) process.exit(1);
+  " "$out")" || { echo "tests on $label: $line" >&2; exit 1; }
+  summary+=("$label: $line")
+done
+printf 'tests per client: %s\n' "${summary[@]}"
