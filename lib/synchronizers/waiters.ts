@@ -30,6 +30,8 @@ export interface PermitWaiterHooks extends WakeChannelHooks {
 export class PermitWaiterQueue extends WakeChannel {
   readonly #hooks: PermitWaiterHooks;
   readonly #waiters = new Map<symbol, PermitWaiter>();
+  /** A waiter asked Redis after the client closed (so it may have registered again). */
+  #askedWhenClosed = false;
 
   constructor(hooks: PermitWaiterHooks, lingerMs: number) {
     super(hooks, lingerMs);
@@ -58,6 +60,7 @@ export class PermitWaiterQueue extends WakeChannel {
 
   /** The permits promised for waiter `id` that its attempt, sent now, uses (then none are left). */
   claim(id: symbol): number {
+    if (this.closed) this.#askedWhenClosed = true;
     const waiter = this.#waiters.get(id);
     if (!waiter) return 0;
     const promised = waiter.promised;
@@ -77,8 +80,8 @@ export class PermitWaiterQueue extends WakeChannel {
     this.#waiters.delete(id);
     const last = this.#waiters.size === 0;
     if (this.closed) {
-      // Closing: the last waiter takes the client out of the set and hands back all it was promised.
-      if (last) this.#hooks.passWake('all', true);
+      // close() handed everything back; an attempt sent since may have registered the client again.
+      if (last && this.#askedWhenClosed) this.#hooks.passWake('all', true);
     } else if (waiter.promised > 0) {
       // A share it did not use: to another local waiter that fits, else back to Redis.
       if (last) this.#hooks.passWake(waiter.promised, true);
@@ -87,6 +90,16 @@ export class PermitWaiterQueue extends WakeChannel {
       this.#hooks.leaveWaiterSet();
     }
     this.part();
+  }
+
+  /**
+   * The client closed: its waiters fail, and it leaves the waiter set and hands back whatever
+   * Redis promised it (a notice on its way now reaches nobody, and a registration left behind,
+   * say by a grant that raced a local waiter's, would draw notices nobody takes).
+   */
+  override close(error: Error): void {
+    super.close(error);
+    this.#hooks.passWake('all', true);
   }
 
   notify(message: string): void {
