@@ -5,12 +5,12 @@ import latchTrySetLua from './latch-try-set-2.lua';
 import latchWaitLua from './latch-wait-2.lua';
 import type { PublishCommand } from './registry.js';
 import type { ScriptRunner } from './script-runner.js';
-import semaphoreAcquireLua from './semaphore-acquire-3.lua';
+import semaphoreAcquireLua from './semaphore-acquire-8.lua';
 import semaphoreAvailableLua from './semaphore-available-1.lua';
-import semaphoreFairAcquireLua from './semaphore-fair-acquire-4.lua';
-import semaphoreFairLeaveLua from './semaphore-fair-leave-4.lua';
-import semaphorePassWakeLua from './semaphore-pass-wake-4.lua';
-import semaphoreReleaseLua from './semaphore-release-7.lua';
+import semaphoreFairAcquireLua from './semaphore-fair-acquire-8.lua';
+import semaphoreFairLeaveLua from './semaphore-fair-leave-8.lua';
+import semaphorePassWakeLua from './semaphore-pass-wake-8.lua';
+import semaphoreReleaseLua from './semaphore-release-8.lua';
 import semaphoreLua from './semaphore.lua';
 import serverTimeLua from './server-time.lua';
 import wakeAllLua from './wake-all.lua';
@@ -21,12 +21,13 @@ import waiterSetLua from './waiter-set.lua';
 const sem = serverTimeLua + fairQueueLua + semaphoreLua;
 
 // Versioned names, as in registry.ts: two rlock versions sharing a connection never swap scripts.
+// The scripts that change a semaphore take the same keys (semaphoreKeyList, semaphore.lua).
 const COMMANDS = {
-  semAcquire: { name: 'rlockSemAcquireV1', numberOfKeys: 3, lua: sem + waiterSetLua + semaphoreAcquireLua },
-  semRelease: { name: 'rlockSemReleaseV1', numberOfKeys: 7, lua: sem + semaphoreReleaseLua },
-  semPassWake: { name: 'rlockSemPassWakeV1', numberOfKeys: 4, lua: sem + semaphorePassWakeLua },
-  semFairAcquire: { name: 'rlockSemFairAcquireV1', numberOfKeys: 4, lua: sem + semaphoreFairAcquireLua },
-  semFairLeave: { name: 'rlockSemFairLeaveV1', numberOfKeys: 4, lua: sem + semaphoreFairLeaveLua },
+  semAcquire: { name: 'rlockSemAcquireV2', numberOfKeys: 8, lua: sem + waiterSetLua + semaphoreAcquireLua },
+  semRelease: { name: 'rlockSemReleaseV2', numberOfKeys: 8, lua: sem + semaphoreReleaseLua },
+  semPassWake: { name: 'rlockSemPassWakeV2', numberOfKeys: 8, lua: sem + semaphorePassWakeLua },
+  semFairAcquire: { name: 'rlockSemFairAcquireV2', numberOfKeys: 8, lua: sem + semaphoreFairAcquireLua },
+  semFairLeave: { name: 'rlockSemFairLeaveV2', numberOfKeys: 8, lua: sem + semaphoreFairLeaveLua },
   semAvailable: { name: 'rlockSemAvailableV1', numberOfKeys: 1, lua: sem + semaphoreAvailableLua },
   latchTrySet: { name: 'rlockLatchTrySetV1', numberOfKeys: 2, lua: latchTrySetLua },
   latchCountDown: { name: 'rlockLatchCountDownV1', numberOfKeys: 4, lua: wakeOneLua + wakeAllLua + latchCountDownLua },
@@ -42,6 +43,8 @@ export interface SemaphoreKeys {
   readonly waiters: string;
   readonly needs: string;
   readonly wakePrefix: string;
+  /** Non-fair: permits a notice offered woken clients, not yet taken or handed back. */
+  readonly promises: string;
   /** Fair: queue of waiting calls, their timeouts, their turn channel prefix. */
   readonly queue: string;
   readonly timeouts: string;
@@ -56,10 +59,16 @@ export function semaphoreKeys(keyPrefix: string, name: string): SemaphoreKeys {
     waiters: `${base}:waiters`,
     needs: `${base}:needs`,
     wakePrefix: `${base}:wake:`,
+    promises: `${base}:promises`,
     queue: `${base}:queue`,
     timeouts: `${base}:timeouts`,
     turnPrefix: `${base}:turn:`,
   };
+}
+
+/** The keys every script that changes a semaphore takes, in the order semaphore.lua lists them. */
+function semaphoreKeyList(keys: SemaphoreKeys): string[] {
+  return [keys.permits, keys.waiters, keys.needs, keys.wakePrefix, keys.promises, keys.queue, keys.timeouts, keys.turnPrefix];
 }
 
 /** Every key and channel of one count-down latch; all share the `{<prefix>:<name>}` hash tag. */
@@ -89,9 +98,21 @@ export class SynchronizerScripts {
     this.#runner = runner;
   }
 
-  /** Non-fair: null when granted, else ms until the earliest lease ends. */
-  async acquire(keys: SemaphoreKeys, member: string, limit: number, leaseMs: number, clientId: string, mode: string, hint: string): Promise<number | null> {
-    const args = [keys.permits, keys.waiters, keys.needs, member, limit, leaseMs, clientId, mode, hint];
+  /**
+   * Non-fair: null when granted, else ms until the earliest lease ends. `hint`: the client's need
+   * hint with this request; `othersHint`: without it ('' if none); `promised`: permits promised
+   * to the client that this attempt uses.
+   */
+  async acquire(
+    keys: SemaphoreKeys,
+    member: string,
+    limit: number,
+    leaseMs: number,
+    clientId: string,
+    wait: { mode: string; hint: string; othersHint: string; promised: number },
+    publish: PublishCommand,
+  ): Promise<number | null> {
+    const args = [...semaphoreKeyList(keys), member, limit, leaseMs, clientId, wait.mode, wait.hint, wait.othersHint, wait.promised, publish];
     const reply = await this.#runner.run(COMMANDS.semAcquire, 'acquire', keys.name, args, 'semaphore');
     return reply === null ? null : Number(reply);
   }
@@ -106,20 +127,23 @@ export class SynchronizerScripts {
     waitTimeoutMs: number,
     publish: PublishCommand,
   ): Promise<number | null> {
-    const args = [keys.permits, keys.queue, keys.timeouts, keys.turnPrefix, member, limit, leaseMs, waiterId, waitTimeoutMs, publish];
+    const args = [...semaphoreKeyList(keys), member, limit, leaseMs, waiterId, waitTimeoutMs, publish];
     const reply = await this.#runner.run(COMMANDS.semFairAcquire, 'acquire', keys.name, args, 'semaphore');
     return reply === null ? null : Number(reply);
   }
 
   /** 1 when given back now, 0 when not out (any more). */
   async release(keys: SemaphoreKeys, member: string, limit: number, publish: PublishCommand): Promise<number> {
-    const { permits, waiters, needs, wakePrefix, queue, timeouts, turnPrefix } = keys;
-    const args = [permits, waiters, needs, wakePrefix, queue, timeouts, turnPrefix, member, limit, publish];
+    const args = [...semaphoreKeyList(keys), member, limit, publish];
     return Number(await this.#runner.run(COMMANDS.semRelease, 'release', keys.name, args, 'semaphore'));
   }
 
-  async passWake(keys: SemaphoreKeys, clientId: string, limit: number, publish: PublishCommand, budget: number): Promise<void> {
-    const args = [keys.permits, keys.waiters, keys.needs, keys.wakePrefix, clientId, limit, publish, budget];
+  /**
+   * A woken client hands back `permits` promised to it ('all': everything), and leaves the
+   * waiter set if `leave`; the free permits go to the next clients.
+   */
+  async passWake(keys: SemaphoreKeys, clientId: string, limit: number, publish: PublishCommand, permits: number | 'all', leave: boolean): Promise<void> {
+    const args = [...semaphoreKeyList(keys), clientId, limit, publish, permits, leave ? '1' : '0'];
     await this.#runner.run(COMMANDS.semPassWake, 'acquire', keys.name, args, 'semaphore');
   }
 
@@ -135,7 +159,7 @@ export class SynchronizerScripts {
   }
 
   async fairLeave(keys: SemaphoreKeys, waiterId: string, limit: number, publish: PublishCommand): Promise<void> {
-    const args = [keys.permits, keys.queue, keys.timeouts, keys.turnPrefix, waiterId, limit, publish];
+    const args = [...semaphoreKeyList(keys), waiterId, limit, publish];
     await this.#runner.run(COMMANDS.semFairLeave, 'acquire', keys.name, args, 'semaphore');
   }
 

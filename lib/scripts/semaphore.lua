@@ -5,7 +5,14 @@
 -- the two never mix. The set expires when its last lease ends: nothing outlives holders that all
 -- died. Every script prunes ended leases first, so a dead holder's permits come back when its
 -- lease ends, whoever calls next.
+-- The scripts that change a semaphore all take the same keys (semaphore-scripts.ts):
+-- KEYS[1] permits (above)    KEYS[2] waiter set (non-fair)   KEYS[3] need hints
+-- KEYS[4] wake channel prefix                                 KEYS[5] promises
+-- KEYS[6] fair queue         KEYS[7] fair timeouts            KEYS[8] turn channel prefix
 local SEM_LEASES = 4294967296
+-- How long permits offered to a woken client stay promised to it (sem_wake) if it neither
+-- takes them nor hands them back: a client that died right after its notice.
+local SEM_PROMISE_MS = 1000
 
 -- sem_count(member): how many permits an acquisition holds.
 local function sem_count(member)
@@ -55,15 +62,64 @@ local function sem_notice(publish, channel, message)
   return redis.call(publish, channel, message)
 end
 
--- sem_wake(waiters, needs, wake_prefix, publish, budget): non-fair wake-up for `budget` freed
--- permits. Clients in the waiter set, longest registered first, each with its need hint
--- ('<smallest local request>,<all local requests>'); a client whose smallest request does not
--- fit what is left is skipped (it stays registered), the others get ONE notice each naming how
--- many permits they may use, and leave the set (a waiter that still waits registers again). A
--- notice that reaches nobody is a dead client: dropped, and its share goes to the next.
-local function sem_wake(waiters, needs, wake_prefix, publish, budget)
-  if budget <= 0 then return end
-  for _, client in ipairs(redis.call('ZRANGE', waiters, 0, 63)) do
+-- Promises (KEYS[5], a hash): client id -> '<permits>:<server ms the promise ends>', the permits
+-- a notice offered a client that it has neither taken (its woken attempt) nor handed back
+-- (semaphore-pass-wake-8.lua). They are free in the permit set but spoken for: a later wake-up
+-- does not offer them again, so two releases in a row never wake more than they free.
+
+-- sem_promised(promises, now): the permits promised and not yet run out (ended ones are dropped).
+local function sem_promised(promises, now)
+  local entries = redis.call('HGETALL', promises)
+  local total = 0
+  for i = 1, #entries, 2 do
+    local count, ends = string.match(entries[i + 1], '^(%d+):(%d+)$')
+    if tonumber(ends) > now then
+      total = total + tonumber(count)
+    else
+      redis.call('HDEL', promises, entries[i])
+    end
+  end
+  return total
+end
+
+local function sem_promise(promises, client, count, now)
+  local held = redis.call('HGET', promises, client)
+  if held then count = count + tonumber(string.match(held, '^(%d+):')) end
+  redis.call('HSET', promises, client, count .. ':' .. (now + SEM_PROMISE_MS))
+  redis.call('PEXPIRE', promises, SEM_PROMISE_MS)
+end
+
+-- sem_unpromise(promises, client, count): `count` permits promised to the client were used or
+-- handed back (math.huge: all of them).
+local function sem_unpromise(promises, client, count)
+  if count <= 0 then return end
+  local held = redis.call('HGET', promises, client)
+  if not held then return end
+  local have, ends = string.match(held, '^(%d+):(%d+)$')
+  local left = tonumber(have) - count
+  if left > 0 then
+    redis.call('HSET', promises, client, left .. ':' .. ends)
+  else
+    redis.call('HDEL', promises, client)
+  end
+end
+
+-- sem_wake(waiters, needs, promises, wake_prefix, publish, free, now): non-fair wake-up when
+-- `free` permits are free in all (not only those the caller freed: a request for 2 wakes when
+-- the second of two single releases makes 2 free). The budget is what is free and not promised
+-- to clients woken before. Clients in the waiter set, longest registered first, each with its
+-- need hint ('<smallest local request>,<all local requests>'); a client whose smallest request
+-- does not fit what is left is skipped (it stays registered), the others get ONE notice each
+-- naming how many permits they may use, are promised those, and leave the set (a waiter that
+-- still waits registers again). A notice that reaches nobody is a dead client: dropped, and its
+-- share goes to the next.
+local function sem_wake(waiters, needs, promises, wake_prefix, publish, free, now)
+  if free <= 0 then return end
+  local clients = redis.call('ZRANGE', waiters, 0, 63)
+  if #clients == 0 then return end
+  local budget = free - sem_promised(promises, now)
+  for _, client in ipairs(clients) do
+    if budget <= 0 then return end
     local hint = redis.call('HGET', needs, client) or '1,1'
     local smallest, total = string.match(hint, '^(%d+),(%d+)$')
     smallest, total = tonumber(smallest) or 1, tonumber(total) or 1
@@ -71,8 +127,10 @@ local function sem_wake(waiters, needs, wake_prefix, publish, budget)
       local give = math.min(total, budget)
       redis.call('ZREM', waiters, client)
       redis.call('HDEL', needs, client)
-      if sem_notice(publish, wake_prefix .. client, tostring(give)) > 0 then budget = budget - give end
-      if budget <= 0 then return end
+      if sem_notice(publish, wake_prefix .. client, tostring(give)) > 0 then
+        budget = budget - give
+        sem_promise(promises, client, give, now)
+      end
     end
   end
 end
@@ -93,4 +151,13 @@ local function sem_turn(queue, timeouts, turn_prefix, publish, free_before, free
   if need <= free and need > free_before then
     sem_notice(publish, turn_prefix .. string.match(head, '^[^|]*'), head)
   end
+end
+
+-- sem_freed(publish, free_before, free, now): permits became free, or promised permits came
+-- back (a release, leases that ended, a woken client that gave up): wake non-fair waiters for
+-- every free, unpromised permit, and tell the fair head if it fits now and did not before.
+-- Takes the common keys (above).
+local function sem_freed(publish, free_before, free, now)
+  sem_wake(KEYS[2], KEYS[3], KEYS[5], KEYS[4], publish, free, now)
+  sem_turn(KEYS[6], KEYS[7], KEYS[8], publish, free_before, free)
 end

@@ -66,8 +66,10 @@ function modeFor(queue: PermitWaiterQueue | undefined, woken: boolean): string {
 /**
  * A counting semaphore: at most `permits` out at once across every client. Permits live in one
  * sorted set (id → lease end, server time) that every script prunes, so a dead holder's permits
- * come back when its lease ends. A release wakes waiting clients for the permits it frees, one
- * notice per client that can use them (non-fair), or the head of the queue (fair).
+ * come back when its lease ends. Whatever frees permits (a release, ended leases, a woken client
+ * handing back what it cannot use) wakes waiting clients for every free permit not yet promised
+ * to a woken one: one notice per client that can use them (non-fair), or the head of the queue
+ * when its request fits (fair).
  */
 export class Semaphore implements RSemaphore {
   readonly name: string;
@@ -207,23 +209,29 @@ export class Semaphore implements RSemaphore {
     abandon: () => void,
   ): Promise<Acquired | false> {
     const core = this.#core;
-    const send = async (mode: string, hint: string): Promise<AttemptResult> => {
+    const me = Symbol('waiter');
+    let queue: PermitWaiterQueue | undefined;
+    const send = async (mode: string): Promise<AttemptResult> => {
+      // Sent now: the permits a notice promised this waiter are used by this attempt.
+      const wait = {
+        mode,
+        promised: queue?.claim(me) ?? 0,
+        hint: queue?.hint() || `${need},${need}`,
+        othersHint: mode === '0' ? '' : (queue?.hint(me) ?? ''),
+      };
       const sentAt = performance.now();
-      const left = await this.#scripts.acquire(this.#keys, id, this.permits, ttlMs, core.clientId, mode, hint);
+      const left = await this.#scripts.acquire(this.#keys, id, this.permits, ttlMs, core.clientId, wait, core.publish);
       return left === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: left };
     };
-    if (waitMs === 0) return acquireOnce(() => send('0', `${need},${need}`), { signal, abandon });
+    if (waitMs === 0) return acquireOnce(() => send('0'), { signal, abandon });
     const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
     const guard = { signal, abandon };
-    const me = Symbol('waiter');
-    let queue = core.waiters.peekChannel<PermitWaiterQueue>(this.#keys.wakePrefix);
+    queue = core.waiters.peekChannel<PermitWaiterQueue>(this.#keys.wakePrefix);
     const wasSubscribed = queue?.subscribed ?? false;
     queue?.enter(me, need);
     let acquired = false;
-    let unusedNotice = false;
     try {
-      const attempt = (woken = false): Promise<AttemptResult | typeof TIMED_OUT> =>
-        attemptWithin(() => send(modeFor(queue, woken), queue?.hint ?? `${need},${need}`), guard, deadline);
+      const attempt = (woken = false): Promise<AttemptResult | typeof TIMED_OUT> => attemptWithin(() => send(modeFor(queue, woken)), guard, deadline);
       let result = await attempt();
       if (result === TIMED_OUT) return false;
       if (!result.acquired && !queue) {
@@ -241,17 +249,15 @@ export class Semaphore implements RSemaphore {
         const remaining = deadline - performance.now();
         if (remaining <= 0) return false;
         const woke = await queue!.sleep(me, Math.min(result.ttlMs > 0 ? result.ttlMs : 1, remaining), signal);
-        if (deadline <= performance.now()) {
-          unusedNotice = woke === 'notice';
-          return false;
-        }
+        // Woken too late: a share it was promised and did not use is passed on when it leaves.
+        if (deadline <= performance.now()) return false;
         result = await attempt(woke === 'notice');
         if (result === TIMED_OUT) return false;
       }
       acquired = true;
       return result;
     } finally {
-      queue?.leave(me, acquired, unusedNotice);
+      queue?.leave(me, acquired);
     }
   }
 
@@ -265,7 +271,8 @@ export class Semaphore implements RSemaphore {
         new PermitWaiterQueue(
           {
             ...hooks,
-            passWake: (budget) => void this.#scripts.passWake(keys, core.clientId, this.permits, core.publish, budget).catch(onError),
+            passWake: (permits, leave) =>
+              void this.#scripts.passWake(keys, core.clientId, this.permits, core.publish, permits, leave).catch(onError),
             leaveWaiterSet: () => void this.#scripts.leaveWaiterSet(keys, core.clientId).catch(onError),
           },
           SUBSCRIPTION_LINGER_MS,

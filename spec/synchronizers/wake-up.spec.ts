@@ -42,6 +42,32 @@ describe('wake-up: push, no polling, no herd', () => {
     expect((await calls(own.admin, 'publish')) - publishesBefore).toBeLessThanOrEqual(releases);
   }, 30_000);
 
+  it('semaphore: releases in a row wake no more clients than the free permits serve (promised permits are not offered again)', async () => {
+    const holder = own.client();
+    const sem = holder.getSemaphore('r', { permits: 3 });
+    const held = await Promise.all([1, 2, 3].map(() => sem.acquire({ leaseTime: 60_000 })));
+    const clients = [own.client(), own.client(), own.client()];
+    const got: number[] = [];
+    const waits = clients.map(async (client, i) => {
+      const permit = await client.getSemaphore('r', { permits: 3 }).acquire({ waitTime: 20_000, leaseTime: 60_000 });
+      got.push(i);
+      return permit;
+    });
+    for (let i = 0; i < 200 && (await own.admin.zcard('{w:r}:semaphore:waiters')) < 3; i += 1) await sleep(10);
+    await sleep(200);
+    const before = await calls(own.admin, 'publish');
+    // Sent together: the second runs before the first's woken client took its permit.
+    await Promise.all([held[0]!.release(), held[1]!.release()]);
+    for (let i = 0; i < 200 && got.length < 2; i += 1) await sleep(10);
+    await sleep(200);
+    expect(got).toHaveLength(2);
+    expect((await calls(own.admin, 'publish')) - before).toBe(2); // one notice per free permit
+    await held[2]!.release();
+    const permits = await Promise.all(waits);
+    expect((await calls(own.admin, 'publish')) - before).toBe(3);
+    for (const permit of permits) await permit.release();
+  }, 30_000);
+
   it('latch: reaching 0 wakes 100 waiters on 10 clients with one notice per client', async () => {
     const gate = own.client().getCountDownLatch('gate');
     expect(await gate.trySetCount(1)).toBe(true);

@@ -1,10 +1,10 @@
 -- Fair semaphore: take `count` permits in strict arrival order. Only the head of the queue
 -- (fair-queue.lua; waiter ids '<client id>|<n>|<count>') may take permits, so a large request
 -- at the head is never overtaken; a single attempt gets permits only when nobody is queued.
--- KEYS[1] permits (semaphore.lua)
--- KEYS[2] queue: waiter id -> ticket (arrival order)
--- KEYS[3] timeouts: waiter id -> server time (ms) at which it loses its place
--- KEYS[4] turn channel prefix (+ client id)
+-- KEYS: the common keys (semaphore.lua); the fair ones are
+-- KEYS[6] queue: waiter id -> ticket (arrival order)
+-- KEYS[7] timeouts: waiter id -> server time (ms) at which it loses its place
+-- KEYS[8] turn channel prefix (+ client id)
 -- ARGV[1] member '<count>:<permit id>' (new per call: a resend finds it granted)
 -- ARGV[2] limit
 -- ARGV[3] lease, ms
@@ -15,7 +15,7 @@
 -- earliest lease ends; behind it, until the waiter ahead loses its place. 0 after a failed
 -- single attempt.
 local now = server_ms()
-local permits, queue, timeouts = KEYS[1], KEYS[2], KEYS[3]
+local permits, queue, timeouts = KEYS[1], KEYS[6], KEYS[7]
 local member, limit, lease, waiter = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 drop_expired(queue, timeouts, now)
 local out, freed = sem_prune(permits, now)
@@ -40,11 +40,17 @@ if (head == nil or head == waiter) and out + count <= limit then
   sem_expire(permits, now)
   leave_queue()
   -- The next in line may fit in what is left: it was not the head before, so it is told now.
-  sem_turn(queue, timeouts, KEYS[4], ARGV[6], -1, limit - out)
+  sem_turn(queue, timeouts, KEYS[8], ARGV[6], -1, limit - out)
+  -- Leases that ended freed permits: non-fair waiters (of objects on the same name) too.
+  if freed > 0 then sem_wake(KEYS[2], KEYS[3], KEYS[5], KEYS[4], ARGV[6], limit - out, now) end
   return nil
 end
--- Leases that ended freed permits: the head (another waiter) is told if it fits now.
-if freed > 0 and head ~= waiter then sem_turn(queue, timeouts, KEYS[4], ARGV[6], limit - out - freed, limit - out) end
+-- Leases that ended freed permits: the head (another waiter) is told if it fits now, non-fair
+-- waiters are woken for them.
+if freed > 0 then
+  if head ~= waiter then sem_turn(queue, timeouts, KEYS[8], ARGV[6], limit - out - freed, limit - out) end
+  sem_wake(KEYS[2], KEYS[3], KEYS[5], KEYS[4], ARGV[6], limit - out, now)
+end
 if waiter == '' then return 0 end
 
 if redis.call('ZSCORE', queue, waiter) == false then
@@ -53,8 +59,8 @@ if redis.call('ZSCORE', queue, waiter) == false then
 end
 local timeout = tonumber(ARGV[5])
 redis.call('ZADD', timeouts, now + timeout, waiter)
-for i = 2, 3 do
-  if redis.call('PTTL', KEYS[i]) < timeout then redis.call('PEXPIRE', KEYS[i], timeout) end
+for _, key in ipairs({ queue, timeouts }) do
+  if redis.call('PTTL', key) < timeout then redis.call('PEXPIRE', key, timeout) end
 end
 
 local rank = redis.call('ZRANK', queue, waiter)
