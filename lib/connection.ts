@@ -30,8 +30,8 @@ export interface NodeRedisConnection {
   sendCommand(...args: never[]): Promise<unknown>;
   /** MULTI/EXEC. */
   multi(...args: never[]): unknown;
-  /** A new connection with the same options: rlock's default pub/sub connection. */
-  duplicate(...args: never[]): unknown;
+  /** A new connection with the same options: rlock's default pub/sub connection (a node-redis 5 sentinel has none: its own pub/sub is used). */
+  duplicate?(...args: never[]): unknown;
   /** Whether the application connected it. */
   readonly isOpen: boolean;
 }

@@ -2,9 +2,10 @@
 # Checks the packed rlock as users get it, once per client package given as `package@version`
 # (ioredis, redis or iovalkey): a fresh TypeScript app installs the tarball and that one client
 # only, type-checks tools/consumer/<family>/ (ESM and CJS) against it, and loads rlock with both
-# `import` and `require`, so no client rlock does not need is ever required. The README's
+# `import` and `require`, so no client rlock does not need is ever required, and runs the `rlock`
+# command, which must find that client by itself, against a redis-server started here. The README's
 # TypeScript quick starts are type-checked with their client, and its JavaScript quick start is
-# run (on the last ioredis given) against a redis-server started here.
+# run (on the last ioredis given) against that server.
 # Usage: tools/check-consumers.sh ioredis@5.9.0 ioredis@6 redis@5 redis@6 iovalkey
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +14,13 @@ root="$PWD"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+
+# One redis-server for the CLI runs and the JavaScript quick start.
+port="$(node -e "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })")"
+redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >"$work/redis.log" 2>&1 &
+redis_pid=$!
+trap 'kill "$redis_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 
 [ -f dist/index.js ] || npm run build
 tarball="$work/$(npm pack --ignore-scripts --silent --pack-destination "$work")"
@@ -59,7 +67,12 @@ for entry in "$@"; do
     done
     node -e "const m = require('rlock'); if (typeof m.LockClient !== 'function') process.exit(1)"
     node --input-type=module -e "const m = await import('rlock'); if (typeof m.LockClient !== 'function') process.exit(1)"
-    echo "consumer: $pkg $installed (asked: $entry): type-checks, loads with import and require"
+    # The CLI opens its own connection with the one client there is.
+    # Exit 1 (nothing found) on an empty server; 3 would be a connection it could not open.
+    status=0
+    npx --no-install rlock list --url "redis://127.0.0.1:$port" >/dev/null 2>&1 || status=$?
+    [ "$status" -le 1 ] || { echo "rlock list with only $pkg installed: exit $status" >&2; exit 1; }
+    echo "consumer: $pkg $installed (asked: $entry): type-checks, loads with import and require, runs the rlock command"
   )
   [ "$pkg" = ioredis ] && last_ioredis="$app"
 done
@@ -68,11 +81,6 @@ done
 if [ -n "$last_ioredis" ]; then
   readme_block '## Quick start (JavaScript)' '```js' >"$last_ioredis/readme-quick-start.mjs"
   [ -s "$last_ioredis/readme-quick-start.mjs" ] || { echo "README JavaScript quick start not found" >&2; exit 1; }
-  port="$(node -e "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })")"
-  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >"$work/redis.log" 2>&1 &
-  redis_pid=$!
-  trap 'kill "$redis_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
-  for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
   cd "$last_ioredis"
   sed "s|new Redis()|new Redis('redis://127.0.0.1:$port')|" readme-quick-start.mjs >readme-quick-start.run.mjs
   node readme-quick-start.run.mjs

@@ -1,4 +1,8 @@
-/** Command-line arguments of `npm run torture -- [--seed N] [--seconds S] [--kinds …] [--processes P]`. */
+/** Command-line arguments of `npm run torture -- [--seed N] [--seconds S] [--kinds …] [--processes P] [--client …]`. */
+
+/** The Redis client the workers' LockClients run on. */
+export const CLIENTS = ['ioredis', 'node-redis', 'iovalkey'] as const;
+export type TortureClient = (typeof CLIENTS)[number];
 
 export const KINDS = ['lock', 'fair', 'rw', 'fenced', 'multi', 'redlock'] as const;
 export type Kind = (typeof KINDS)[number];
@@ -13,10 +17,12 @@ export interface TortureArgs {
   readonly processes: number;
   /** LockClients per worker process (each behind its own fault proxies). */
   readonly clients: number;
+  /** The Redis client the workers use. */
+  readonly client: TortureClient;
 }
 
 export const USAGE =
-  'usage: npm run torture -- [--seed N] [--seconds S] [--kinds lock,fair,rw,fenced,multi,redlock] [--processes P] [--clients C]';
+  'usage: npm run torture -- [--seed N] [--seconds S] [--kinds lock,fair,rw,fenced,multi,redlock] [--processes P] [--clients C] [--client ioredis|node-redis|iovalkey]';
 
 function integer(flag: string, value: string | undefined, min: number, max: number): number {
   const n = Number(value);
@@ -33,6 +39,7 @@ export function parseArgs(argv: readonly string[], defaultSeed: () => number): T
   let kinds: Kind[] = [...KINDS];
   let processes = 3;
   let clients = 2;
+  let client: TortureClient = 'ioredis';
   for (let i = 0; i < argv.length; i += 1) {
     const [flag, inline] = argv[i]!.split('=', 2) as [string, string | undefined];
     const value = (): string | undefined => inline ?? argv[++i];
@@ -49,6 +56,12 @@ export function parseArgs(argv: readonly string[], defaultSeed: () => number): T
       case '--clients':
         clients = integer(flag, value(), 1, 8);
         break;
+      case '--client': {
+        const name = value() ?? '';
+        if (!(CLIENTS as readonly string[]).includes(name)) throw new Error(`--client wants one of ${CLIENTS.join(', ')}, got ${JSON.stringify(name)}\n${USAGE}`);
+        client = name as TortureClient;
+        break;
+      }
       case '--kinds': {
         const list = (value() ?? '').split(',').filter(Boolean);
         const unknown = list.filter((kind) => !(KINDS as readonly string[]).includes(kind));
@@ -65,5 +78,5 @@ export function parseArgs(argv: readonly string[], defaultSeed: () => number): T
         throw new Error(`unknown argument ${JSON.stringify(argv[i])}\n${USAGE}`);
     }
   }
-  return { seed: seed ?? defaultSeed(), seconds, kinds, processes, clients };
+  return { seed: seed ?? defaultSeed(), seconds, kinds, processes, clients, client };
 }

@@ -1,5 +1,5 @@
 /** What the parent and the workers say to each other over IPC. */
-import type { Kind } from './args.js';
+import type { Kind, TortureClient } from './args.js';
 
 /** Wall-clock ms with sub-ms precision, monotonic within a process and comparable across processes on one machine. */
 export function now(): number {
@@ -18,6 +18,8 @@ export interface WorkerConfig {
   /** Per client: the URL of its proxy to the main server (if any kind uses it) and to each RedLock master. */
   readonly clients: readonly { readonly main: string | undefined; readonly red: readonly string[] }[];
   readonly keyPrefix: string;
+  /** The Redis client the LockClients run on. */
+  readonly client: TortureClient;
   /** Concurrent operation loops per client. */
   readonly actorsPerClient: number;
 }

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startFaultProxy, type FaultProxy } from '../fault-proxy.js';
 import { spawnRedis, type SpawnedRedis } from '../redis-server.js';
-import type { Kind } from './args.js';
+import type { Kind, TortureClient } from './args.js';
 import { now, type WorkerConfig, type WorkerEvent } from './events.js';
 import { workerSeed, type Fault, type ProxyTarget, type ServerId } from './schedule.js';
 
@@ -39,6 +39,7 @@ export interface RigOptions {
   readonly clients: number;
   readonly actorsPerClient: number;
   readonly keyPrefix: string;
+  readonly client: TortureClient;
   readonly onEvent: (event: TaggedEvent) => void;
   /** A worker incarnation is gone: killed (at the moment the signal was sent) or exited. */
   readonly onExit: (worker: number, incarnation: number, t: number, killed: boolean) => void;
@@ -121,7 +122,7 @@ export class Rig {
     slot.incarnation += 1;
     slot.exitExpected = false;
     slot.killedAt = undefined;
-    const { seed, kinds, clients, keyPrefix, actorsPerClient } = this.#options;
+    const { seed, kinds, clients, keyPrefix, actorsPerClient, client } = this.#options;
     const url = (server: ServerId, client: number): string => this.proxies.get(proxyKey({ worker, client, server }))!.url;
     const config: WorkerConfig = {
       worker,
@@ -133,6 +134,7 @@ export class Rig {
         red: this.serverIds.filter((id) => id !== 'main').map((id) => url(id, client)),
       })),
       keyPrefix,
+      client,
       actorsPerClient,
     };
     const proc = fork(WORKER, [JSON.stringify(config)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });

@@ -1,4 +1,4 @@
-// npm run torture -- [--seed N] [--seconds S] [--kinds lock,fair,rw,fenced,multi,redlock] [--processes P]
+// npm run torture -- [--seed N] [--seconds S] [--kinds lock,fair,rw,fenced,multi,redlock] [--processes P] [--client ioredis|node-redis|iovalkey]
 // The parent: spawns the servers, the fault proxies and the workers (tools/torture/faults.ts),
 // injects the seeded schedule, checks what the workers report (checker.ts) and prints the
 // report (report.ts). Exit code 1 on any violation. See docs/torture.md.
@@ -95,6 +95,7 @@ const rig = new Rig({
   kinds: args.kinds,
   processes: args.processes,
   clients: args.clients,
+  client: args.client,
   actorsPerClient: 2,
   keyPrefix,
   onEvent: (event) => checker.add(event),

@@ -17,7 +17,7 @@ export function faultCounts(log: readonly FaultRecord[]): Record<FaultType, numb
 }
 
 export function replayCommand(args: TortureArgs): string {
-  return `npm run torture -- --seed ${args.seed} --seconds ${args.seconds} --kinds ${args.kinds.join(',')} --processes ${args.processes} --clients ${args.clients}`;
+  return `npm run torture -- --seed ${args.seed} --seconds ${args.seconds} --kinds ${args.kinds.join(',')} --processes ${args.processes} --clients ${args.clients} --client ${args.client}`;
 }
 
 function describeEvent(tagged: TaggedEvent, origin: number): string {
@@ -97,7 +97,7 @@ export function report(
   const total = Object.values(counts).reduce((sum, n) => sum + n, 0);
   const s = checker.stats;
   console.log(
-    `torture seed=${args.seed} seconds=${args.seconds} kinds=${args.kinds.join(',')} processes=${args.processes} ` +
+    `torture seed=${args.seed} seconds=${args.seconds} kinds=${args.kinds.join(',')} processes=${args.processes} client=${args.client} ` +
       `holds=${s.holds} faults=${total} violations=${violations.length}`,
   );
   console.log(`faults: ${FAULT_TYPES.map((type) => `${type}=${counts[type]}`).join(' ')}`);

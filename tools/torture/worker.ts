@@ -1,7 +1,6 @@
 // A torture worker process: a few LockClients (each behind its own fault proxies), several
 // operation loops per client taking locks of the chosen kinds, and every outcome reported to the
 // parent over IPC with a timestamp. Started by the parent (tools/torture/main.ts) with fork().
-import { Redis } from 'ioredis';
 import {
   LockAcquireTimeoutError,
   LockClient,
@@ -13,6 +12,7 @@ import {
   type RLock,
 } from '../../lib/index.js';
 import type { Kind } from './args.js';
+import { openConnection, type TortureConnection } from './connections.js';
 import { now, type HoldMode, type ParentMessage, type WorkerConfig, type WorkerEvent } from './events.js';
 import { Prng, TIMING } from './schedule.js';
 
@@ -27,12 +27,11 @@ let errors = 0;
 let counter = 0;
 const nextId = (): string => `${config.worker}.${config.incarnation}.${(counter += 1)}`;
 
-const connections: Redis[] = [];
-const connect = (url: string): Redis => {
-  const redis = new Redis(url, { retryStrategy: (times) => Math.min(25 * times, 300), maxRetriesPerRequest: 20 });
-  redis.on('error', () => undefined);
-  connections.push(redis);
-  return redis;
+const connections: TortureConnection[] = [];
+const connect = (url: string): TortureConnection['connection'] => {
+  const opened = openConnection(config.client, url);
+  connections.push(opened);
+  return opened.connection;
 };
 const newClient = (url: string): LockClient => {
   const client = new LockClient(connect(url), {
@@ -259,7 +258,7 @@ process.on('disconnect', () => {
 });
 
 // Connected (through the proxies) before the first operation: a wait's budget is not spent on start-up.
-await Promise.all(connections.map((redis) => redis.ping().catch(() => undefined)));
+await Promise.all(connections.map((opened) => opened.ping()));
 send({ type: 'ready', t: now() });
 await Promise.all(
   clients.flatMap((client, c) =>
@@ -270,7 +269,7 @@ for (const client of clients) {
   await client.main?.close();
   for (const red of client.red) await red.close();
 }
-for (const redis of connections) redis.disconnect();
+for (const opened of connections) opened.close();
 send({ type: 'done', t: now(), errors });
 finished = true;
 process.disconnect();
