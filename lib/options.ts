@@ -31,7 +31,8 @@ export interface LockClientOptions {
    */
   fairLockWaitTimeout?: number;
   /**
-   * Connection used for pub/sub wake-up notices. rlock does not close a connection you pass.
+   * Connection used for pub/sub wake-up notices, of the same client as the main connection
+   * (node-redis: connected). rlock does not close a connection you pass.
    * @default a duplicate of the main connection, closed by `close()`
    */
   subscriber?: RedisConnection;
@@ -45,7 +46,8 @@ export interface LockClientOptions {
   syncReplicas?: SyncReplicas;
   /**
    * Cluster only: how wake-up notices travel. `auto` uses sharded pub/sub (SSUBSCRIBE /
-   * SPUBLISH: a notice reaches one shard) on Redis ≥ 7 and classic pub/sub before.
+   * SPUBLISH: a notice reaches one shard) on Redis ≥ 7 where the client keeps sharded
+   * subscriptions (ioredis, node-redis 6), and classic pub/sub otherwise.
    * @default 'auto'
    */
   pubsub?: 'auto' | 'sharded' | 'classic';

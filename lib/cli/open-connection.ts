@@ -48,6 +48,21 @@ const FAIL_FAST = {
   enableOfflineQueue: true,
 };
 
+/**
+ * Connects; on failure lets the connection go and rejects with why. A client's connect() often
+ * rejects with a bare "Connection is closed." while its 'error' event says why.
+ */
+async function connectOrExplain(conn: { connect(): Promise<unknown>; on(event: 'error', listener: (error: Error) => void): unknown }, release: () => void): Promise<void> {
+  let lastError: Error | undefined;
+  conn.on('error', (error: Error) => (lastError = error));
+  try {
+    await conn.connect();
+  } catch (error) {
+    release();
+    throw new Error(lastError?.message ?? (error instanceof Error ? error.message : String(error)));
+  }
+}
+
 async function openIoRedis(lib: IoRedisModule, target: Target): Promise<OpenConnection> {
   const connection =
     target.kind === 'cluster'
@@ -57,15 +72,7 @@ async function openIoRedis(lib: IoRedisModule, target: Target): Promise<OpenConn
           redisOptions: { ...target.options, connectTimeout: 5_000, maxRetriesPerRequest: 1 },
         })
       : new lib.Redis({ ...FAIL_FAST, ...target.options });
-  // ioredis rejects connect() with "Connection is closed."; the 'error' event says why.
-  let lastError: Error | undefined;
-  connection.on('error', (error: Error) => (lastError = error));
-  try {
-    await connection.connect();
-  } catch (error) {
-    connection.disconnect();
-    throw new Error(lastError?.message ?? (error instanceof Error ? error.message : String(error)));
-  }
+  await connectOrExplain(connection, () => connection.disconnect());
   return { connection: connection as unknown as RedisConnection, close: () => connection.disconnect() };
 }
 
@@ -89,14 +96,7 @@ async function openNodeRedis(lib: NodeRedisModule, target: Target): Promise<Open
     const { host = '127.0.0.1', port = 6379 } = target.options;
     client = lib.createClient({ ...auth, ...(db === undefined ? {} : { database: db }), socket: socket(host, port) });
   }
-  let lastError: Error | undefined;
-  client.on('error', (error: Error) => (lastError = error));
-  try {
-    await client.connect();
-  } catch (error) {
-    client.destroy();
-    throw new Error(lastError?.message ?? (error instanceof Error ? error.message : String(error)));
-  }
+  await connectOrExplain(client, () => void client.destroy());
   return { connection: client as unknown as RedisConnection, close: () => void client.destroy() };
 }
 

@@ -162,6 +162,11 @@ export class NodeRedisPort implements RedisPort {
   /** The socket a command on `key` goes out on now, if it is known and ready. */
   #socketOf(key: string | undefined): string | undefined {
     if (this.deployment === 'standalone') return this.#conn.isReady ? String(this.#conn.socketEpoch) : undefined;
+    if (this.deployment === 'sentinel') {
+      // The master's address: a failover moves the calls to a server that may lack the script.
+      const master = this.#conn.isReady ? this.#conn.getMasterNode!() : undefined;
+      return master ? `${master.host}:${master.port}` : undefined;
+    }
     if (this.deployment === 'cluster' && key !== undefined) {
       const master = this.#conn.slots?.[calculateSlot(this.keyPrefix + key)]?.master;
       const client = master?.client;

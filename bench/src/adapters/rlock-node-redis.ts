@@ -1,6 +1,6 @@
 import { LockClient } from '../../../dist/index.js';
 import type { LibraryAdapter } from './adapter.js';
-import { rlockVersion } from './rlock.js';
+import { plainLocker, rlockVersion } from './rlock.js';
 
 /** rlock from this repository's build on node-redis (RESP2): tryLock(wait, lease) + unlock(). */
 export const rlockNodeRedis: LibraryAdapter = {
@@ -16,13 +16,6 @@ export const rlockNodeRedis: LibraryAdapter = {
     const subscriber = await connections.openNodeRedis();
     const client = new LockClient(redis, { keyPrefix: 'bench-rlock', subscriber });
     client.on('error', (error) => console.error('rlock error:', error));
-    return {
-      connection: redis,
-      async acquire(key, leaseMs, waitMs) {
-        const lock = client.getLock(key);
-        return (await lock.tryLock(waitMs, leaseMs)) ? () => lock.unlock() : null;
-      },
-      close: () => client.close(),
-    };
+    return plainLocker(client, redis);
   },
 };

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import { LockClient } from '../../../dist/index.js';
 import type { Connections } from '../connections.js';
-import type { LibraryAdapter } from './adapter.js';
+import type { LibraryAdapter, Locker } from './adapter.js';
 
 const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -19,6 +19,18 @@ export async function openLockClient(connections: Connections): Promise<{ redis:
   return { redis, client };
 }
 
+/** A worker taking plain locks of `client`: tryLock(wait, lease) + unlock(). */
+export function plainLocker(client: LockClient, connection: Locker['connection']): Locker {
+  return {
+    connection,
+    async acquire(key, leaseMs, waitMs) {
+      const lock = client.getLock(key);
+      return (await lock.tryLock(waitMs, leaseMs)) ? () => lock.unlock() : null;
+    },
+    close: () => client.close(),
+  };
+}
+
 /** rlock from this repository's build (dist/): tryLock(wait, lease) + unlock(). */
 export const rlock: LibraryAdapter = {
   id: 'rlock',
@@ -28,13 +40,6 @@ export const rlock: LibraryAdapter = {
   waiting: 'no polling: sleeps until a release notice or the holder’s TTL',
   async open(connections) {
     const { redis, client } = await openLockClient(connections);
-    return {
-      connection: redis,
-      async acquire(key, leaseMs, waitMs) {
-        const lock = client.getLock(key);
-        return (await lock.tryLock(waitMs, leaseMs)) ? () => lock.unlock() : null;
-      },
-      close: () => client.close(),
-    };
+    return plainLocker(client, redis);
   },
 };

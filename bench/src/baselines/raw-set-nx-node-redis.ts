@@ -10,7 +10,7 @@ export const rawSetNxNodeRedis: LibraryAdapter = {
   waiting: 'one attempt',
   async open(connections) {
     const redis = await connections.openNodeRedis();
-    const sha = (await redis.sendCommand(['SCRIPT', 'LOAD', COMPARE_AND_DELETE])) as string;
+    const sha = await redis.sendCommand<string>(['SCRIPT', 'LOAD', COMPARE_AND_DELETE]);
     return {
       connection: redis,
       async acquire(key, leaseMs) {
