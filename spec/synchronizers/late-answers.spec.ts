@@ -8,7 +8,7 @@ describe('semaphore: late answers', () => {
   const rig = useFaultRig();
 
   it.each([false, true])('fair=%s: a grant answered after its lease ran out does not count', async (fair) => {
-    const sem = rig.client(rig.connect('proxy')).getSemaphore('slow', { permits: 1, fair });
+    const sem = rig.client(rig.lockConnect('proxy')).getSemaphore('slow', { permits: 1, fair });
     // Scripts loaded before the answers slow down.
     await (await sem.acquire({ leaseTime: 500 })).release();
     // Every answer comes 700 ms late; a lease of 500 ms has run out by then.
@@ -19,7 +19,7 @@ describe('semaphore: late answers', () => {
     expect(performance.now() - started).toBeLessThan(3_000 + 1_000);
     rig.proxy.latency({});
     // Nothing was left out: each late grant was given back, so a rival takes the one permit.
-    const rival = rig.client(rig.connect('direct')).getSemaphore('slow', { permits: 1, fair });
+    const rival = rig.client(rig.lockConnect('direct')).getSemaphore('slow', { permits: 1, fair });
     const permit = await rival.tryAcquire({ waitTime: 2_000, leaseTime: 10_000 });
     expect(permit).not.toBeNull();
     await permit!.release();
