@@ -74,9 +74,10 @@ const MAX_RESENDS = 20;
 
 /**
  * node-redis (`redis` / `@redis/client`, 5 and 6): scripts cannot be defined on a client that
- * exists, so this adapter sends EVALSHA where it knows the socket has the script (it sent it on
- * that socket before, by text) and EVAL with the text otherwise: the first call after every
- * reconnect carries the text, so calls queued across a restart of the server keep their order.
+ * exists, so this adapter sends EVALSHA where it knows the socket has the script (its text went
+ * out on that socket before, ahead of this call) and EVAL with the text otherwise: the first call
+ * after every reconnect carries the text, so calls queued across a restart of the server keep
+ * their order.
  * A NOSCRIPT (SCRIPT FLUSH, a failover the client did not see) is answered by EVAL. Arguments go
  * as strings; RESP2 and RESP3 replies of rlock's scripts decode alike.
  */
@@ -128,12 +129,13 @@ export class NodeRedisPort implements RedisPort {
   }
 
   /**
-   * Sends a command (`build` gives its arguments at each sending) and, as ioredis does, sends it
-   * again when the connection dropped before the answer came: every call rlock makes is
-   * idempotent under resend. Resends go ahead of calls made later, in their first order.
+   * Sends a command (`build` gives its arguments at each sending, told whether it is a resend)
+   * and, as ioredis does, sends it again when the connection dropped before the answer came:
+   * every call rlock makes is idempotent under resend. Resends go ahead of calls made later, in
+   * their first order.
    */
-  #reliably(key: string | undefined, build: () => readonly Arg[], attempt = 0): Promise<unknown> {
-    return this.#send(build(), key, attempt > 0).catch((error: unknown) => {
+  #reliably(key: string | undefined, build: (resend: boolean) => readonly Arg[], attempt = 0): Promise<unknown> {
+    return this.#send(build(attempt > 0), key, attempt > 0).catch((error: unknown) => {
       if (attempt >= MAX_RESENDS || !this.#conn.isOpen || isReplyError(error)) throw error;
       return new Promise((resolve, reject) => {
         this.#queueResend(attempt, () => void this.#reliably(key, build, attempt + 1).then(resolve, reject));
@@ -197,16 +199,19 @@ export class NodeRedisPort implements RedisPort {
     // Decided at each sending: a resend after a reconnect carries the text.
     let socket: string | undefined;
     let bySha = false;
-    const build = (): readonly Arg[] => {
+    const build = (resend: boolean): readonly Arg[] => {
       socket = this.#socketOf(key);
-      bySha = socket !== undefined && this.#loaded.get(script.name) === socket;
+      // A resend goes ahead of queued calls, maybe ahead of the text it would count on: by text.
+      bySha = !resend && socket !== undefined && this.#loaded.get(script.name) === socket;
+      // Calls made behind this text on the same socket run after it: by then Redis has the script.
+      if (socket !== undefined && !bySha) this.#loaded.set(script.name, socket);
       return bySha ? ['evalsha', this.#shaOf(script), ...tail] : ['eval', script.lua, ...tail];
     };
     try {
-      const reply = await this.#reliably(key, build);
-      if (socket !== undefined && !bySha) this.#loaded.set(script.name, socket);
-      return reply;
+      return await this.#reliably(key, build);
     } catch (error) {
+      // A text Redis refused may not be cached: the next call sends it again.
+      if (!bySha && this.#loaded.get(script.name) === socket) this.#loaded.delete(script.name);
       if (!bySha || !isNoScript(error)) throw error;
       this.#loaded.delete(script.name);
       return this.#reliably(key, () => ['eval', script.lua, ...tail]);
