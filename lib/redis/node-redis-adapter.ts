@@ -93,8 +93,10 @@ export class NodeRedisPort implements RedisPort {
   /** Script name → the socket (node address and socket epoch) that has it. */
   readonly #loaded = new Map<string, string>();
   readonly #sha = new Map<string, string>();
-  /** Calls to send again once the connection is back, in the order they were first made. */
+  /** Calls to send again once the connection is back, in the order they were rejected. */
   readonly #resends: (() => void)[] = [];
+  /** Calls made while resends wait: sent behind them. */
+  readonly #joined: (() => void)[] = [];
 
   constructor(conn: NodeRedisLike, deployment: Deployment, sha1: (text: string) => string) {
     this.#conn = conn;
@@ -131,34 +133,41 @@ export class NodeRedisPort implements RedisPort {
   /**
    * Sends a command (`build` gives its arguments at each sending, told whether it is a resend)
    * and, as ioredis does, sends it again when the connection dropped before the answer came:
-   * every call rlock makes is idempotent under resend. Resends go ahead of calls made later, in
-   * their first order.
+   * every call rlock makes is idempotent under resend. Order is kept: resends go ahead of calls
+   * made later, in their first order, and a call made while resends wait goes behind them (a
+   * RedLock's undo relies on running after the attempt it undoes, on each node's connection).
    */
   #reliably(key: string | undefined, build: (resend: boolean) => readonly Arg[], attempt = 0): Promise<unknown> {
+    if (attempt === 0 && this.#resends.length + this.#joined.length > 0) {
+      return new Promise((resolve, reject) => this.#queue(false, () => void this.#reliably(key, build).then(resolve, reject)));
+    }
     return this.#send(build(attempt > 0), key, attempt > 0).catch((error: unknown) => {
       if (attempt >= MAX_RESENDS || !this.#conn.isOpen || isReplyError(error)) throw error;
       return new Promise((resolve, reject) => {
-        this.#queueResend(attempt, () => void this.#reliably(key, build, attempt + 1).then(resolve, reject));
+        this.#queue(true, () => void this.#reliably(key, build, attempt + 1).then(resolve, reject), attempt);
       });
     });
   }
 
   /**
-   * Every call one drop rejected is queued here first, then sent at once, in order (each goes to
-   * the front). A client queues what it cannot send yet, so the first resend goes at once; a
-   * Cluster refuses commands while it has no ready node ("The client is offline"), so later
-   * ones back off.
+   * Calls waiting to be sent: resends (rejected by a drop, in the order they were rejected) and
+   * calls made meanwhile. Flushed together: the resends to the front of the client's queue, in
+   * order, then the others behind what the client already queued. A client or Sentinel queues
+   * what it cannot send yet, so the flush comes at once; a Cluster refuses commands while it has
+   * no ready node ("The client is offline"), so there it backs off.
    */
-  #queueResend(attempt: number, resend: () => void): void {
-    if (this.#resends.length === 0) {
+  #queue(resend: boolean, send: () => void, attempt = 0): void {
+    if (this.#resends.length === 0 && this.#joined.length === 0) {
       const flush = (): void => {
-        const batch = this.#resends.splice(0);
-        for (let i = batch.length - 1; i >= 0; i -= 1) batch[i]!();
+        const resends = this.#resends.splice(0);
+        const joined = this.#joined.splice(0);
+        for (let i = resends.length - 1; i >= 0; i -= 1) resends[i]!();
+        for (const call of joined) call();
       };
-      if (attempt === 0) setImmediate(flush);
+      if (this.deployment !== 'cluster') setImmediate(flush);
       else setTimeout(flush, Math.min(10 * 2 ** attempt, 500));
     }
-    this.#resends.push(resend);
+    (resend ? this.#resends : this.#joined).push(send);
   }
 
   /** The socket a command on `key` goes out on now, if it is known and ready. */
