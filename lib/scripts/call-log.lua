@@ -2,7 +2,8 @@
 -- Each changing call carries a request id. Its answer is logged in a hash field of the owner
 -- ('log:' .. holder), so a call that ioredis resends after a reconnect (or a caller retries) is
 -- answered from the log and applied once. The log is a string of 'request id=holds;' entries
--- (request ids hold no '=' or ';') and goes away with the owner's hold.
+-- (request ids hold no '=' or ';') and goes away with the owner's hold (into the record of its
+-- client, ended-holds.lua).
 
 -- logged_call(log, request_id): the hold count the logged call answered, or nil if not logged.
 local function logged_call(log, request_id)
@@ -19,13 +20,6 @@ local function log_call(log, request_id, holds)
   log = (log or '') .. request_id .. '=' .. holds .. ';'
   if #log > 512 then log = string.sub(log, string.find(log, ';', #log - 512, true) + 1) end
   return log
-end
-
--- record_final(record_key, request_id, record_ms): a release that freed the owner's last hold
--- deleted its log with it; a short-lived record answers its resend instead. pcall: whatever
--- Redis says to the record, the release it follows has happened and must not turn into an error.
-local function record_final(record_key, request_id, record_ms)
-  redis.pcall('SET', record_key, request_id, 'PX', record_ms)
 end
 
 -- extend_ttl(key, ms): the key lives at least `ms` more; never shortens it (a nested hold with a

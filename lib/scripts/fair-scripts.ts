@@ -2,6 +2,7 @@ import type { LockKeys } from '../keys.js';
 import type { PublishCommand } from './registry.js';
 import type { ScriptRunner } from './script-runner.js';
 import callLogLua from './call-log.lua';
+import endedHoldsLua from './ended-holds.lua';
 import enterHoldLua from './enter-hold.lua';
 import fairAcquireLua from './fair-acquire-3.lua';
 import fairForceUnlockLua from './fair-force-unlock-5.lua';
@@ -17,9 +18,9 @@ import serverTimeLua from './server-time.lua';
 const COMMANDS = {
   fairAcquire: { name: 'rlockFairAcquireV2', numberOfKeys: 3, lua: serverTimeLua + fairQueueLua + callLogLua + enterHoldLua + fairAcquireLua },
   fairRelease: {
-    name: 'rlockFairReleaseV3',
+    name: 'rlockFairReleaseV4',
     numberOfKeys: 5,
-    lua: serverTimeLua + fairQueueLua + callLogLua + releaseHoldLua + fairReleaseLua,
+    lua: endedHoldsLua + serverTimeLua + fairQueueLua + callLogLua + releaseHoldLua + fairReleaseLua,
   },
   fairLeave: { name: 'rlockFairLeaveV1', numberOfKeys: 4, lua: serverTimeLua + fairQueueLua + fairLeaveLua },
   fairForceUnlock: {

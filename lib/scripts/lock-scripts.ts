@@ -5,6 +5,7 @@ import { toLockError, type ObjectKind } from '../errors.js';
 import acquireLua from './acquire-2.lua';
 import acquireFreeLua from './acquire-free.lua';
 import callLogLua from './call-log.lua';
+import endedHoldsLua from './ended-holds.lua';
 import enterHoldLua from './enter-hold.lua';
 import fencedAcquireLua from './fenced-acquire-3.lua';
 import forceUnlockLua from './force-unlock-4.lua';
@@ -25,7 +26,7 @@ const COMMANDS = {
   // The free lock first, before the shared functions are defined (see acquire-free.lua).
   acquire: { name: 'rlockAcquireV3', numberOfKeys: 2, lua: acquireFreeLua + enter + acquireLua },
   // A last hold first, before the shared functions are defined (see release-last.lua).
-  release: { name: 'rlockReleaseV3', numberOfKeys: 4, lua: releaseLastLua + callLogLua + releaseHoldLua + wakeOneLua + releaseLua },
+  release: { name: 'rlockReleaseV4', numberOfKeys: 4, lua: endedHoldsLua + releaseLastLua + callLogLua + releaseHoldLua + wakeOneLua + releaseLua },
   forceUnlock: { name: 'rlockForceUnlockV2', numberOfKeys: 4, lua: wakeOneLua + forcedOnceLua + forceUnlockLua },
   passWake: { name: 'rlockPassWakeV1', numberOfKeys: 4, lua: wakeOneLua + passWakeLua },
   fencedAcquire: { name: 'rlockFencedAcquireV2', numberOfKeys: 3, lua: enter + fencedAcquireLua },

@@ -23,11 +23,8 @@ local held, log = tonumber(state[1]), state[2]
 local logged = logged_call(log, ARGV[3])
 if logged then return logged end
 
-local record_key = KEYS[5] .. 'r:' .. field
-if not held then
-  if redis.call('GET', record_key) == ARGV[3] then return 0 end
-  return -1
-end
+local record = record_key(KEYS[5], 'r:r:', ARGV[1])
+if not held then return logged_call(redis.call('GET', record), ARGV[3]) or -1 end
 
 if held > 1 then
   local left = held - 1
@@ -41,6 +38,6 @@ end
 
 redis.call('HDEL', KEYS[1], field, log_field)
 redis.call('ZREM', KEYS[2], ARGV[1])
-record_final(record_key, ARGV[3], ARGV[5])
+record_final(record, log, ARGV[3], ARGV[5])
 if rw_settle(KEYS[1], KEYS[2]) then wake_one(KEYS[3], KEYS[4], ARGV[4]) end
 return 0

@@ -2,6 +2,7 @@ import type { ReadWriteKeys } from '../keys.js';
 import type { PublishCommand, WaiterMode } from './registry.js';
 import type { ScriptRunner } from './script-runner.js';
 import callLogLua from './call-log.lua';
+import endedHoldsLua from './ended-holds.lua';
 import forcedOnceLua from './forced-once.lua';
 import readAcquireLua from './read-acquire-3.lua';
 import readReleaseLua from './read-release-5.lua';
@@ -34,11 +35,11 @@ const rwPrelude = serverTimeLua + readWriteHoldsLua;
 const COMMANDS = {
   readAcquire: { name: 'rlockReadAcquireV2', numberOfKeys: 3, lua: rwPrelude + waiterSetLua + callLogLua + readAcquireLua },
   writeAcquire: { name: 'rlockWriteAcquireV2', numberOfKeys: 3, lua: rwPrelude + waiterSetLua + callLogLua + writeAcquireLua },
-  readRelease: { name: 'rlockReadReleaseV2', numberOfKeys: 5, lua: rwPrelude + callLogLua + wakeOneLua + readReleaseLua },
+  readRelease: { name: 'rlockReadReleaseV3', numberOfKeys: 5, lua: endedHoldsLua + rwPrelude + callLogLua + wakeOneLua + readReleaseLua },
   writeRelease: {
-    name: 'rlockWriteReleaseV2',
+    name: 'rlockWriteReleaseV3',
     numberOfKeys: 7,
-    lua: rwPrelude + callLogLua + wakeOneLua + wakeAllLua + writeReleaseLua,
+    lua: endedHoldsLua + rwPrelude + callLogLua + wakeOneLua + wakeAllLua + writeReleaseLua,
   },
   readWriteForceUnlock: {
     name: 'rlockReadWriteForceUnlockV2',

@@ -3,7 +3,8 @@
 -- KEYS[1] lock hash: owner id -> hold count, 'log:' .. owner id -> call log
 -- KEYS[2] waiter set
 -- KEYS[3] wake channel prefix (+ client id)
--- KEYS[4] record prefix: answers of calls whose hold is gone ('r:' .. owner id, 'f:' .. request id)
+-- KEYS[4] record prefix: answers of calls whose hold is gone ('r:' .. client id, ended-holds.lua;
+--         'f:' .. request id, forced-once.lua)
 -- ARGV[1] owner id
 -- ARGV[2] TTL the lock keeps at least when holds remain, ms ('0' leaves the TTL as it is)
 -- ARGV[3] request id of this call (no '=' or ';')

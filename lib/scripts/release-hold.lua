@@ -1,9 +1,10 @@
--- Shared function, prepended by the registry (after call-log.lua) to the scripts that release
--- a hold of an exclusive lock.
+-- Shared function, prepended by the registry (after ended-holds.lua and call-log.lua) to the
+-- scripts that release a hold of an exclusive lock.
 -- release_hold(lock, record_prefix, owner, reexpire_ms, request_id, record_ms, state): releases one hold
 -- of `owner` on `lock` (a hash: owner id -> hold count, 'log:' .. owner id -> call log).
--- Idempotent per call (call-log.lua): a partial release is answered from the log; the final one
--- from the record `record_prefix .. 'r:' .. owner`, which lives record_ms.
+-- Idempotent per call (call-log.lua): a release is answered from the owner's log while it holds,
+-- and once its hold has ended from the record of its client (ended-holds.lua), which the final
+-- release writes and keeps at least record_ms.
 -- reexpire_ms: TTL the lock keeps at least when holds remain, ms ('0' leaves it as it is).
 -- state: the owner's {count, log} when the caller has read them already (HMGET), else nil.
 -- Returns the owner's remaining hold count; 0 means the lock is free now; -1 when the owner
@@ -15,10 +16,9 @@ local function release_hold(lock, record_prefix, owner, reexpire_ms, request_id,
   local logged = logged_call(log, request_id)
   if logged then return logged end
 
-  local record_key = record_prefix .. 'r:' .. owner
+  local record = record_key(record_prefix, 'r:', owner)
   if not held then
-    if redis.call('GET', record_key) == request_id then return 0 end
-    return -1
+    return logged_call(redis.call('GET', record), request_id) or -1
   end
 
   if held > 1 then
@@ -31,6 +31,6 @@ local function release_hold(lock, record_prefix, owner, reexpire_ms, request_id,
   -- The lock is exclusive: the hash holds only this owner (its log, a fenced lock's token). It is
   -- free now.
   redis.call('DEL', lock)
-  record_final(record_key, request_id, record_ms)
+  record_final(record, log, request_id, record_ms)
   return 0
 end

@@ -25,11 +25,8 @@ local state = redis.call('HMGET', KEYS[1], 'writer', 'writes', log_field)
 local logged = logged_call(state[3], ARGV[3])
 if logged then return logged end
 
-local record_key = KEYS[7] .. 'r:w:' .. ARGV[1]
-if state[1] ~= ARGV[1] then
-  if redis.call('GET', record_key) == ARGV[3] then return 0 end
-  return -1
-end
+local record = record_key(KEYS[7], 'r:w:', ARGV[1])
+if state[1] ~= ARGV[1] then return logged_call(redis.call('GET', record), ARGV[3]) or -1 end
 
 local held = tonumber(state[2])
 if held > 1 then
@@ -43,7 +40,7 @@ if held > 1 then
 end
 
 redis.call('HDEL', KEYS[1], 'writer', 'writes', 'wuntil', log_field)
-record_final(record_key, ARGV[3], ARGV[5])
+record_final(record, state[3], ARGV[3], ARGV[5])
 local free = rw_settle(KEYS[1], KEYS[2])
 if wake_all(KEYS[3], KEYS[4], ARGV[4]) == 0 and free then wake_one(KEYS[5], KEYS[6], ARGV[4]) end
 return 0

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { LockClient, type RLock } from '../../lib/index.js';
+import { ping } from '../helpers/clients.js';
+import { useFaultRig } from '../helpers/fault-rig.js';
+
+// A final release leaves a record that answers its resend. It is one key per lock and client,
+// overwritten, never one per release; and it answers every release of the client that a resend
+// can replay, also several in flight at once.
+
+type Kind = 'lock' | 'fenced' | 'fair' | 'read' | 'write';
+const KINDS: Kind[] = ['lock', 'fenced', 'fair', 'read', 'write'];
+
+function lockOf(client: LockClient, kind: Kind, name: string): RLock {
+  if (kind === 'fenced') return client.getFencedLock(name);
+  if (kind === 'fair') return client.getFairLock(name);
+  if (kind === 'read') return client.getReadWriteLock(name).readLock();
+  if (kind === 'write') return client.getReadWriteLock(name).writeLock();
+  return client.getLock(name);
+}
+
+describe('release records', () => {
+  const rig = useFaultRig();
+
+  /** The record keys of lock `name` on the server, with their TTLs. */
+  const recordsOf = async (name: string): Promise<{ key: string; ttlMs: number }[]> => {
+    const keys = await rig.admin.keys(`${rig.key(name)}:rec:*`);
+    return Promise.all(keys.map(async (key) => ({ key, ttlMs: await rig.admin.pttl(key) })));
+  };
+
+  describe('many releases of one lock by one client leave one record, with a TTL', () => {
+    for (const kind of KINDS) {
+      it(kind, async () => {
+        const client = rig.client(rig.lockConnect('direct'));
+        const lock = lockOf(client, kind, 'many');
+        // Fresh owners (outside a context), then one context owner re-entering, then a Lease.
+        for (let i = 0; i < 30; i += 1) {
+          expect(await lock.tryLock(0, 10_000)).toBe(true);
+          await lock.unlock();
+        }
+        await client.runInContext(async () => {
+          for (let i = 0; i < 5; i += 1) {
+            await lock.lock();
+            await lock.lock();
+            await lock.unlock();
+            await lock.unlock();
+          }
+        });
+        for (let i = 0; i < 5; i += 1) await (await lock.acquire()).release();
+        const records = await recordsOf('many');
+        expect(records).toHaveLength(1);
+        expect(records[0]!.ttlMs).toBeGreaterThan(0);
+        // In watchdog mode the record answers until the holder's clock would have ended (+1 s).
+        expect(records[0]!.ttlMs).toBeLessThanOrEqual(31_000);
+        expect(await lock.isLocked()).toBe(false);
+      });
+    }
+  });
+
+  it('two clients on one lock: one record each', async () => {
+    const first = rig.client(rig.lockConnect('direct')).getLock('pair');
+    const second = rig.client(rig.lockConnect('direct')).getLock('pair');
+    for (let i = 0; i < 10; i += 1) {
+      for (const lock of [first, second]) {
+        expect(await lock.tryLock(0, 5_000)).toBe(true);
+        await lock.unlock();
+      }
+    }
+    expect(await recordsOf('pair')).toHaveLength(2);
+  });
+
+  describe('a partial and the final release in flight at once, both resent in order', () => {
+    for (const kind of KINDS) {
+      it(kind, async () => {
+        const redis = rig.lockConnect('proxy');
+        await ping(redis);
+        const client = rig.client(redis);
+        const lock = lockOf(client, kind, 'nested');
+        await client.runInContext(async () => {
+          await lock.lock();
+          await lock.lock();
+          // Redis runs both releases; both replies are lost and both calls resent: the first
+          // (partial) finds the owner's hold gone already and is answered from the record.
+          rig.proxy.swallowReplies(2);
+          const results = await Promise.allSettled([lock.unlock(), lock.unlock()]);
+          expect(results.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled']);
+          expect(await lock.getHoldCount()).toBe(0);
+        });
+        expect(await lock.isLocked()).toBe(false);
+        const rival = rig.client(rig.lockConnect('direct'));
+        expect(await lockOf(rival, kind, 'nested').tryLock(0, 5_000)).toBe(true);
+      });
+    }
+  });
+});
