@@ -30,12 +30,12 @@ async function usedMemory(admin: Redis): Promise<number> {
   return Number(/^used_memory:(\d+)/m.exec(info)?.[1]);
 }
 
-/** Keys of the server whose name starts with `prefix`. */
-async function keysUnder(admin: Redis, prefix: string): Promise<string[]> {
+/** Keys of the server whose name starts with `pattern` (a SCAN pattern). */
+async function keysUnder(admin: Redis, pattern: string): Promise<string[]> {
   const keys: string[] = [];
   let cursor = '0';
   do {
-    const [next, batch] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    const [next, batch] = await admin.scan(cursor, 'MATCH', `${pattern}*`, 'COUNT', 1000);
     cursor = next;
     keys.push(...batch);
   } while (cursor !== '0');
@@ -65,8 +65,8 @@ export const serverMemory: Scenario = {
           const memoryKb = ((await usedMemory(context.admin)) - idle) / 1024;
           const sameKey = `${keyBase}:one`;
           for (let i = 0; i < size.sameLock; i += 1) await (await locker.acquire(sameKey, LEASE_MS, WAIT_MS))?.();
-          // Every key the library made for this one name (rlock's are all under `{prefix:name}`).
-          const sameLockKeys = (await context.admin.dbsize()) - keysLeft;
+          // Every key the library left for this one name (each library's keys contain the name).
+          const sameLockKeys = (await keysUnder(context.admin, `*${sameKey}`)).length;
           const ttls = await Promise.all((await keysUnder(context.admin, '')).map((key) => context.admin.pttl(key)));
           return { failed, keysLeft, memoryKb, sameLockKeys, maxTtlS: Math.max(0, ...ttls) / 1000 };
         });
@@ -86,7 +86,7 @@ export const serverMemory: Scenario = {
         `${size.tasks} tasks on one connection, ${size.cycles.toLocaleString('en')} lock+unlock cycles spread over ` +
         `${size.names.toLocaleString('en')} names (no name contended), on an emptied database; then ` +
         `${size.sameLock.toLocaleString('en')} cycles of one client on one more name. Keys left and used_memory above ` +
-        'the empty database right after the cycles; the keys the one name added; the longest TTL left (s).',
+        'the empty database right after the cycles; the keys left whose name contains the one name; the longest TTL left (s).',
       columns: [
         { key: 'keysLeft', header: 'keys left', digits: 0 },
         { key: 'memoryKb', header: 'memory above idle KB', digits: 0 },
