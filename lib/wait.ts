@@ -43,48 +43,67 @@ function expireDue(): void {
 }
 
 /**
+ * One pending race: the racer in the shared timer's set, and the abort listener (an object with
+ * `handleEvent`), in one object rather than a closure each: a lock call allocates little.
+ */
+class Race<T> implements Racer {
+  readonly at: number;
+  readonly #signal: AbortSignal | undefined;
+  readonly #resolve: (value: T | typeof TIMED_OUT) => void;
+  readonly #reject: (reason: unknown) => void;
+
+  constructor(at: number, signal: AbortSignal | undefined, resolve: (value: T | typeof TIMED_OUT) => void, reject: (reason: unknown) => void) {
+    this.at = at;
+    this.#signal = signal;
+    this.#resolve = resolve;
+    this.#reject = reject;
+  }
+
+  /** The deadline came first. */
+  expire(): void {
+    this.#signal?.removeEventListener('abort', this);
+    this.#resolve(TIMED_OUT);
+  }
+
+  /** The signal aborted first. */
+  handleEvent(): void {
+    this.#cleanup();
+    this.#reject(this.#signal?.reason);
+  }
+
+  settle(value: T): void {
+    this.#cleanup();
+    this.#resolve(value);
+  }
+
+  fail(error: unknown): void {
+    this.#cleanup();
+    this.#reject(error);
+  }
+
+  #cleanup(): void {
+    if (this.at !== Infinity) racers.delete(this);
+    this.#signal?.removeEventListener('abort', this);
+  }
+}
+
+/**
  * Resolves with `promise`'s value, or TIMED_OUT at `deadline` (performance.now() ms), or
  * rejects with the signal's reason on abort. `promise` itself keeps running either way.
  */
 export function raceDeadline<T>(promise: Promise<T>, deadline: number, signal?: AbortSignal): Promise<T | typeof TIMED_OUT> {
   if (deadline === Infinity && !signal) return promise;
+  if (signal?.aborted) return Promise.reject(signal.reason as Error);
   return new Promise<T | typeof TIMED_OUT>((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      cleanup();
-      reject(signal?.reason);
-    };
-    const racer: Racer | undefined =
-      deadline === Infinity
-        ? undefined
-        : {
-            at: deadline,
-            expire: () => {
-              signal?.removeEventListener('abort', onAbort);
-              resolve(TIMED_OUT);
-            },
-          };
-    const cleanup = (): void => {
-      if (racer) racers.delete(racer);
-      signal?.removeEventListener('abort', onAbort);
-    };
-    if (racer) {
-      racers.add(racer);
+    const race = new Race<T>(deadline, signal, resolve, reject);
+    if (deadline !== Infinity) {
+      racers.add(race);
       arm(deadline);
     }
-    signal?.addEventListener('abort', onAbort, { once: true });
+    signal?.addEventListener('abort', race, { once: true });
     promise.then(
-      (value) => {
-        cleanup();
-        resolve(value);
-      },
-      (error: unknown) => {
-        cleanup();
-        reject(error);
-      },
+      (value) => race.settle(value),
+      (error: unknown) => race.fail(error),
     );
   });
 }
@@ -158,21 +177,33 @@ const modeFor = (queue: WaiterQueue | undefined, woken = false): WaiterMode =>
  * the holder's TTL runs out, never past the deadline. No fixed-interval polling.
  * Resolves with the successful attempt, or false at the deadline.
  */
-export async function acquireWithin(loop: AcquireLoop): Promise<Acquired | false> {
-  const { deadline, signal } = loop;
+export function acquireWithin(loop: AcquireLoop): Promise<Acquired | false> {
   // Notices only arrive on a subscribed channel, so with no queue yet there is nothing to
-  // count: an uncontended acquisition creates no queue and sends one command.
-  let queue = loop.waiters.peek();
+  // count: an uncontended acquisition creates no queue and sends one command. That path, the
+  // one nearly every call takes, runs here without the waiting loop's frame.
+  if (loop.waiters.peek()) return waitFor(loop, undefined);
+  return attemptWithin(() => loop.attempt(WaiterMode.Single), loop, loop.deadline).then((result) =>
+    result === TIMED_OUT ? false : result.acquired ? result : waitFor(loop, result),
+  );
+}
+
+/**
+ * The waiting loop of acquireWithin; `first`: the answer of a first attempt made with no local
+ * queue (the lock proved busy), or undefined when the loop makes the first attempt itself.
+ */
+async function waitFor(loop: AcquireLoop, first: AttemptResult | undefined): Promise<Acquired | false> {
+  const { deadline, signal } = loop;
+  let queue = first ? undefined : loop.waiters.peek();
   const wasSubscribed = queue?.subscribed ?? false;
   queue?.enter();
   let acquired = false;
-  let attempts = 0;
+  let attempts = first ? 1 : 0;
   try {
     const attempt = (woken = false): Promise<AttemptResult | typeof TIMED_OUT> => {
       attempts += 1;
       return attemptWithin(() => loop.attempt(modeFor(queue, woken)), loop, deadline);
     };
-    let result = await attempt();
+    let result = first ?? (await attempt());
     if (result === TIMED_OUT) return false;
     if (!result.acquired && !queue) {
       queue = loop.waiters.get();

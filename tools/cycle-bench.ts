@@ -1,16 +1,18 @@
 // A development probe of the uncontended cycle (not the benchmark: bench/ measures speed). One
 // task locks and unlocks one key back to back, per call style, on a redis-server of its own;
 // prints p50 per cycle and Redis' own cost (commandstats). `--only=tryLock --cycles=N` runs one
-// style, e.g. under `node --cpu-prof`.
-//   node --import tsx --import ./tools/register-lua.mjs tools/cycle-bench.ts [--only=tryLock] [--cycles=20000]
+// style, e.g. under `node --cpu-prof`. `--tasks=N` runs N tasks at once, each on its own key
+// (cycles per task), and also prints this process's CPU per cycle (`process.cpuUsage`).
+//   node --import tsx --import ./tools/register-lua.mjs tools/cycle-bench.ts [--only=tryLock] [--cycles=20000] [--tasks=100]
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { LockClient } from '../lib/index.js';
 import { spawnRedis } from './redis-server.js';
 
-const { values } = parseArgs({ options: { detail: { type: 'boolean' }, only: { type: 'string' }, cycles: { type: 'string' }, rounds: { type: 'string' } } });
+const { values } = parseArgs({ options: { detail: { type: 'boolean' }, only: { type: 'string' }, cycles: { type: 'string' }, rounds: { type: 'string' }, tasks: { type: 'string' } } });
 const CYCLES = Number(values.cycles ?? 5_000);
 const ROUNDS = Number(values.rounds ?? 3);
+const TASKS = Number(values.tasks ?? 1);
 const COMPARE_AND_DELETE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
 
 const server = await spawnRedis();
@@ -60,7 +62,7 @@ async function commandStats(raw: boolean): Promise<{ calls: number; usec: number
 }
 
 const picked = values.only ? values.only.split(',') : Object.keys(styles);
-const results = new Map<string, { p50: number[]; usec: number[]; calls: number[]; cpu: number[] }>();
+const results = new Map<string, { p50: number[]; usec: number[]; calls: number[]; cpu: number[]; client: number[] }>();
 try {
   for (let round = 0; round < ROUNDS; round += 1) {
     for (const name of picked) {
@@ -71,19 +73,27 @@ try {
       await admin.config('RESETSTAT');
       const before = await commandStats(name === 'raw');
       const samples: number[] = [];
-      for (let i = 0; i < CYCLES; i += 1) {
-        const start = performance.now();
-        await run(key);
-        samples.push(performance.now() - start);
-      }
+      const cpuBefore = process.cpuUsage();
+      await Promise.all(
+        Array.from({ length: TASKS }, async (_, task) => {
+          const taskKey = TASKS === 1 ? key : `${key}:${task}`;
+          for (let i = 0; i < CYCLES; i += 1) {
+            const start = performance.now();
+            await run(taskKey);
+            samples.push(performance.now() - start);
+          }
+        }),
+      );
+      const cpuUsed = process.cpuUsage(cpuBefore);
       const after = await commandStats(name === 'raw');
       if (values.detail) console.log(name, (await admin.info('commandstats')).replace(/,rejected_calls=0,failed_calls=0/g, ''));
       samples.sort((a, b) => a - b);
-      const entry = results.get(name) ?? { p50: [], usec: [], calls: [], cpu: [] };
+      const entry = results.get(name) ?? { p50: [], usec: [], calls: [], cpu: [], client: [] };
       entry.p50.push(samples[Math.floor(samples.length / 2)]! * 1000);
-      entry.usec.push((after.usec - before.usec) / CYCLES);
-      entry.calls.push((after.calls - before.calls) / CYCLES);
-      entry.cpu.push((after.cpu - before.cpu) / CYCLES);
+      entry.usec.push((after.usec - before.usec) / (CYCLES * TASKS));
+      entry.calls.push((after.calls - before.calls) / (CYCLES * TASKS));
+      entry.cpu.push((after.cpu - before.cpu) / (CYCLES * TASKS));
+      entry.client.push((cpuUsed.user + cpuUsed.system) / (CYCLES * TASKS));
       results.set(name, entry);
     }
   }
@@ -92,7 +102,7 @@ try {
   for (const [name, r] of results) {
     const ratio = rawP50 ? ` (${(median(r.p50) / rawP50).toFixed(2)}x raw)` : '';
     console.log(
-      `${name.padEnd(11)} p50 ${median(r.p50).toFixed(1)} µs${ratio}; Redis CPU ${median(r.cpu).toFixed(0)} µs/cycle, commandstats ${median(r.usec).toFixed(1)} µs/cycle, ${median(r.calls).toFixed(1)} commands/cycle`,
+      `${name.padEnd(11)} p50 ${median(r.p50).toFixed(1)} µs${ratio}; client CPU ${median(r.client).toFixed(1)} µs/cycle; Redis CPU ${median(r.cpu).toFixed(0)} µs/cycle, commandstats ${median(r.usec).toFixed(1)} µs/cycle, ${median(r.calls).toFixed(1)} commands/cycle`,
     );
   }
 } finally {

@@ -4,7 +4,7 @@
 -- KEYS[2] waiter set: client id -> server time of registration (ms)
 -- ARGV[1] owner id
 -- ARGV[2] lease, ms (a re-entry extends the TTL to it, never shortens it)
--- ARGV[3] client id
+-- ARGV[3] client id ('' in mode '0', which does no waiter bookkeeping)
 -- ARGV[4] waiter mode: '0' single attempt (no waiter bookkeeping);
 --         '1' waiting, and other local waiters of this client wait too;
 --         '2' waiting, and this is the client's only local waiter;

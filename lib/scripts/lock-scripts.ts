@@ -12,7 +12,7 @@ import forceUnlockLua from './force-unlock-4.lua';
 import forcedOnceLua from './forced-once.lua';
 import passWakeLua from './pass-wake-4.lua';
 import releaseHoldLua from './release-hold.lua';
-import releaseLua from './release-4.lua';
+import releaseLua from './release-2.lua';
 import releaseLastLua from './release-last.lua';
 import serverTimeLua from './server-time.lua';
 import waiterSetLua from './waiter-set.lua';
@@ -26,7 +26,7 @@ const COMMANDS = {
   // The free lock first, before the shared functions are defined (see acquire-free.lua).
   acquire: { name: 'rlockAcquireV3', numberOfKeys: 2, lua: acquireFreeLua + enter + acquireLua },
   // A last hold first, before the shared functions are defined (see release-last.lua).
-  release: { name: 'rlockReleaseV4', numberOfKeys: 4, lua: endedHoldsLua + releaseLastLua + callLogLua + releaseHoldLua + wakeOneLua + releaseLua },
+  release: { name: 'rlockReleaseV4', numberOfKeys: 2, lua: endedHoldsLua + releaseLastLua + callLogLua + releaseHoldLua + wakeOneLua + releaseLua },
   forceUnlock: { name: 'rlockForceUnlockV2', numberOfKeys: 4, lua: wakeOneLua + forcedOnceLua + forceUnlockLua },
   passWake: { name: 'rlockPassWakeV1', numberOfKeys: 4, lua: wakeOneLua + passWakeLua },
   fencedAcquire: { name: 'rlockFencedAcquireV2', numberOfKeys: 3, lua: enter + fencedAcquireLua },
@@ -42,7 +42,9 @@ export class ExclusiveLockScripts {
 
   /** nil (null) when acquired or re-entered, else the holder's PTTL (ms, -1 = no TTL). */
   async acquire(keys: LockKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode, requestId: string): Promise<number | null> {
-    const reply = await this.#runner.run(COMMANDS.acquire, 'acquire', keys.name, [keys.lock, keys.waiters, owner, leaseMs, clientId, mode, requestId]);
+    // A single attempt (WaiterMode.Single) never registers as a waiter: its client id is not sent.
+    const client = mode === '0' ? '' : clientId;
+    const reply = await this.#runner.run(COMMANDS.acquire, 'acquire', keys.name, [keys.lock, keys.waiters, owner, leaseMs, client, mode, requestId]);
     return reply === null ? null : Number(reply);
   }
   /** The fencing token when acquired or re-entered, else the holder's PTTL (ms, -1 = no TTL). */
@@ -59,7 +61,8 @@ export class ExclusiveLockScripts {
     return Array.isArray(reply) ? { token: Number(reply[0]) } : { ttlMs: Number(reply) };
   }
   async release(keys: LockKeys, owner: string, reExpireMs: number, requestId: string, publish: PublishCommand, recordMs: number): Promise<number> {
-    const args = [keys.lock, keys.waiters, keys.wakePrefix, keys.records, owner, reExpireMs, requestId, publish, recordMs];
+    // The wake channel and record prefixes are the lock key's (release-2.lua).
+    const args = [keys.lock, keys.waiters, owner, reExpireMs, requestId, publish, recordMs];
     return Number(await this.#runner.run(COMMANDS.release, 'release', keys.name, args));
   }
   /** Deletes the lock whoever holds it; true if there was one. Once per `requestId`. */
