@@ -20,8 +20,10 @@ export interface LockKeys {
   /** Fair lock: "your turn" channel of one client: this prefix + the client id. */
   readonly turnPrefix: string;
   /**
-   * Prefix of the short-lived records that answer a resent call whose hold is gone: a final
-   * release (`r:` + holder) or a forceUnlock (`f:` + request id).
+   * Prefix of the short-lived records that answer a resent call whose hold is gone: the final
+   * releases of one client (`r:` + client id, one key per lock and client, ended-holds.lua) or a
+   * forceUnlock (`f:` + request id). The scripts of the plain and fenced lock derive it from the
+   * lock key (`lock` + ':rec:'), and the wake prefix likewise (`lock` + ':wake:').
    */
   readonly records: string;
 }
