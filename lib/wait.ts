@@ -240,26 +240,38 @@ async function waitFor(loop: AcquireLoop, first: AttemptResult | undefined): Pro
  * Sends one attempt and waits for its answer until `deadline` (performance.now() ms) or an abort.
  * An attempt given up on that acquires after all is undone with `guard.abandon()`.
  */
-export async function attemptWithin<R extends Attempt>(
+export function attemptWithin<R extends Attempt>(
   attempt: () => Promise<R>,
   guard: AttemptGuard,
   deadline: number,
 ): Promise<R | typeof TIMED_OUT> {
-  const pending = attempt();
-  const undoIfAcquired = (): void => {
-    pending.then(
-      (late) => {
-        if (late.acquired) guard.abandon();
-      },
-      () => undefined,
-    );
-  };
+  let pending: Promise<R>;
   try {
-    const result = await raceDeadline(pending, deadline, guard.signal);
-    if (result === TIMED_OUT) undoIfAcquired();
-    return result;
+    pending = attempt();
   } catch (error) {
-    undoIfAcquired();
-    throw error;
+    return Promise.reject(error as Error);
   }
+  const raced = raceDeadline(pending, deadline, guard.signal);
+  // No deadline and no signal: nothing can give up on the attempt.
+  if (raced === pending) return pending;
+  return raced.then(
+    (result) => {
+      if (result === TIMED_OUT) undoIfAcquired(pending, guard);
+      return result;
+    },
+    (error: unknown) => {
+      undoIfAcquired(pending, guard);
+      throw error;
+    },
+  );
+}
+
+/** An attempt given up on (deadline, abort): undone if it acquires after all. */
+function undoIfAcquired(pending: Promise<Attempt>, guard: AttemptGuard): void {
+  pending.then(
+    (late) => {
+      if (late.acquired) guard.abandon();
+    },
+    () => undefined,
+  );
 }

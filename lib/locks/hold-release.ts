@@ -60,31 +60,41 @@ export function releaseHold(core: LockCore, name: string, hold: Hold, send: Send
   return attempt(core, name, hold, send, pending);
 }
 
-async function attempt(core: LockCore, name: string, hold: Hold, send: SendRelease, pending: PendingRelease): Promise<number> {
+function attempt(core: LockCore, name: string, hold: Hold, send: SendRelease, pending: PendingRelease): Promise<number> {
   hold.releasing += 1;
   const call = send(hold.owner, pending.reExpireMs, pending.requestId, recordMsFor(hold));
-  void call.then(
-    () => (hold.releasing -= 1),
-    () => (hold.releasing -= 1),
+  const deadline = Math.min(performance.now() + RELEASE_TIMEOUT_MS, hold.validUntil);
+  return raceDeadline(call, deadline).then(
+    (left) => {
+      if (left === TIMED_OUT) {
+        const answered = (): void => {
+          hold.releasing -= 1;
+        };
+        call.then(answered, answered);
+        const what = `${kindOf(hold.target)} "${name}"`;
+        const error = new LockRedisError(`release of ${what} got no answer in time; it is retried in the background`, 'release', { lockName: name });
+        return failed(core, name, hold, send, pending, call, error);
+      }
+      hold.releasing -= 1;
+      pending.left = left;
+      if (hold.pending === pending) hold.pending = undefined;
+      // A LockNotHeldError from here is Redis' answer: nothing to retry.
+      return settle(core, name, hold, left);
+    },
+    (error: unknown) => {
+      hold.releasing -= 1;
+      return failed(core, name, hold, send, pending, call, error);
+    },
   );
-  try {
-    const deadline = Math.min(performance.now() + RELEASE_TIMEOUT_MS, hold.validUntil);
-    const left = await raceDeadline(call, deadline);
-    if (left === TIMED_OUT) {
-      const what = `${kindOf(hold.target)} "${name}"`;
-      throw new LockRedisError(`release of ${what} got no answer in time; it is retried in the background`, 'release', { lockName: name });
-    }
-    pending.left = left;
-    if (hold.pending === pending) hold.pending = undefined;
-    return settle(core, name, hold, left);
-  } catch (error) {
-    if (error instanceof LockNotHeldError) throw error;
-    if (hold.pending !== pending) {
-      hold.pending = pending;
-      void finishInBackground(core, name, hold, send, pending, call);
-    }
-    throw toLockError(error, 'release', name, kindOf(hold.target));
+}
+
+/** The release got no answer (an error, or none in time): the same request goes on in the background. */
+function failed(core: LockCore, name: string, hold: Hold, send: SendRelease, pending: PendingRelease, call: Promise<number>, error: unknown): never {
+  if (hold.pending !== pending) {
+    hold.pending = pending;
+    void finishInBackground(core, name, hold, send, pending, call);
   }
+  throw toLockError(error, 'release', name, kindOf(hold.target));
 }
 
 function notHeld(name: string, hold: Hold): LockNotHeldError {

@@ -21,10 +21,11 @@ export class ReentrantLock extends BaseLock implements NodeLockSource {
   protected override acquireFor(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
     const { core, keys } = this;
     const ttlMs = this.ttlFor(leaseMs);
-    return waitNonFair(this.core, this.#wait, waitMs, signal, async (mode) => {
+    return waitNonFair(this.core, this.#wait, waitMs, signal, (mode) => {
       const sentAt = performance.now();
-      const holderTtl = await core.scripts.lock.acquire(keys, owner, ttlMs, core.clientId, mode, newRequestId());
-      return holderTtl === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: holderTtl };
+      return core.scripts.lock
+        .acquire(keys, owner, ttlMs, core.clientId, mode, newRequestId())
+        .then((holderTtl) => (holderTtl === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: holderTtl }));
     }, () => this.abandon(owner));
   }
 

@@ -1,7 +1,27 @@
 import type { LockCore } from '../core.js';
 import type { WaitTarget } from '../keys.js';
+import type { WaiterQueue } from '../pubsub/waiter-queue.js';
 import { WaiterMode } from '../scripts/registry.js';
 import { acquireOnce, acquireWithin, type Acquired, type AttemptResult } from '../wait.js';
+
+/** This client's local waiters on `target` (one object per acquisition, not two closures). */
+class TargetWaiters {
+  readonly #core: LockCore;
+  readonly #target: WaitTarget;
+
+  constructor(core: LockCore, target: WaitTarget) {
+    this.#core = core;
+    this.#target = target;
+  }
+
+  peek(): WaiterQueue | undefined {
+    return this.#core.waiters.peek(this.#target);
+  }
+
+  get(): WaiterQueue {
+    return this.#core.waiters.get(this.#target);
+  }
+}
 
 /**
  * The non-fair waiting strategy (plain, fenced and read-write locks): `attempt` once (`waitMs`
@@ -21,7 +41,7 @@ export function waitNonFair(
     attempt,
     abandon,
     signal,
-    waiters: { peek: () => core.waiters.peek(target), get: () => core.waiters.get(target) },
+    waiters: new TargetWaiters(core, target),
     deadline: waitMs === undefined ? Infinity : performance.now() + waitMs,
     noTtlSleepMs: core.watchdogTimeoutMs,
   });

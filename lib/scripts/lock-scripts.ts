@@ -32,6 +32,8 @@ const COMMANDS = {
   fencedAcquire: { name: 'rlockFencedAcquireV2', numberOfKeys: 3, lua: enter + fencedAcquireLua },
 } as const;
 
+const nullOrNumber = (reply: unknown): number | null => (reply === null ? null : Number(reply));
+
 /** The scripts of the exclusive locks (plain and fenced): acquire, release, force-unlock, wake-up hand-on. */
 export class ExclusiveLockScripts {
   readonly #runner: ScriptRunner;
@@ -41,11 +43,11 @@ export class ExclusiveLockScripts {
   }
 
   /** nil (null) when acquired or re-entered, else the holder's PTTL (ms, -1 = no TTL). */
-  async acquire(keys: LockKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode, requestId: string): Promise<number | null> {
+  acquire(keys: LockKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode, requestId: string): Promise<number | null> {
     // A single attempt (WaiterMode.Single) never registers as a waiter: its client id is not sent.
     const client = mode === '0' ? '' : clientId;
-    const reply = await this.#runner.run(COMMANDS.acquire, 'acquire', keys.name, [keys.lock, keys.waiters, owner, leaseMs, client, mode, requestId]);
-    return reply === null ? null : Number(reply);
+    const args = [keys.lock, keys.waiters, owner, leaseMs, client, mode, requestId];
+    return this.#runner.run(COMMANDS.acquire, 'acquire', keys.name, args).then(nullOrNumber);
   }
   /** The fencing token when acquired or re-entered, else the holder's PTTL (ms, -1 = no TTL). */
   async fencedAcquire(
@@ -60,10 +62,10 @@ export class ExclusiveLockScripts {
     const reply = await this.#runner.run(COMMANDS.fencedAcquire, 'acquire', keys.name, args);
     return Array.isArray(reply) ? { token: Number(reply[0]) } : { ttlMs: Number(reply) };
   }
-  async release(keys: LockKeys, owner: string, reExpireMs: number, requestId: string, publish: PublishCommand, recordMs: number): Promise<number> {
+  release(keys: LockKeys, owner: string, reExpireMs: number, requestId: string, publish: PublishCommand, recordMs: number): Promise<number> {
     // The wake channel and record prefixes are the lock key's (release-2.lua).
     const args = [keys.lock, keys.waiters, owner, reExpireMs, requestId, publish, recordMs];
-    return Number(await this.#runner.run(COMMANDS.release, 'release', keys.name, args));
+    return this.#runner.run(COMMANDS.release, 'release', keys.name, args).then(Number);
   }
   /** Deletes the lock whoever holds it; true if there was one. Once per `requestId`. */
   async forceUnlock(keys: LockKeys, publish: PublishCommand, requestId: string): Promise<boolean> {

@@ -20,12 +20,16 @@ export class ScriptRunner {
   }
 
   /** Runs a script; `operation`, `lockName` and its `kind` name what failed, if it fails. */
-  async run(command: ScriptCommand, operation: LockOperation, lockName: string | undefined, args: Arg[], kind: ObjectKind = 'lock'): Promise<unknown> {
+  run(command: ScriptCommand, operation: LockOperation, lockName: string | undefined, args: Arg[], kind: ObjectKind = 'lock'): Promise<unknown> {
+    let reply: Promise<unknown>;
     try {
-      return await this.port.runScript(command, args);
+      reply = this.port.runScript(command, args);
     } catch (error) {
-      throw toLockError(error, operation, lockName, kind);
+      return Promise.reject(toLockError(error, operation, lockName, kind));
     }
+    return reply.catch((error: unknown) => {
+      throw toLockError(error, operation, lockName, kind);
+    });
   }
 
   /** Runs one plain command (routed by `key` on a Cluster), failures as for {@link run}. */
