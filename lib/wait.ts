@@ -249,7 +249,7 @@ export function attemptWithin<R extends Attempt>(
   try {
     pending = attempt();
   } catch (error) {
-    return Promise.reject(error as Error);
+    return Promise.reject(error);
   }
   const raced = raceDeadline(pending, deadline, guard.signal);
   // No deadline and no signal: nothing can give up on the attempt.

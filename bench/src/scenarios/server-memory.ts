@@ -61,7 +61,7 @@ export const serverMemory: Scenario = {
           const idle = await usedMemory(context.admin);
           const keyBase = `s8:${adapter.id}`;
           const failed = await cycleNames(locker, `${keyBase}:n`, size.tasks, size.names, size.cycles);
-          const keysLeft = (await context.admin.dbsize()) as number;
+          const keysLeft = await context.admin.dbsize();
           const memoryKb = ((await usedMemory(context.admin)) - idle) / 1024;
           const sameKey = `${keyBase}:one`;
           for (let i = 0; i < size.sameLock; i += 1) await (await locker.acquire(sameKey, LEASE_MS, WAIT_MS))?.();
