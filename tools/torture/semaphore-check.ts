@@ -1,0 +1,154 @@
+/**
+ * The checks of the torture tool's `semaphore` kind (see docs/torture.md):
+ * - never more permits out than the limit: the permits of the holds believed at once (each from
+ *   its acquisition to where the checks end it: checker.ts' effective end) never add up to more
+ *   than SEMAPHORE_LIMIT;
+ * - every waiter that fits is woken: a wait that ran out although its request fitted, by an upper
+ *   bound of what Redis had out, for WAKE_MS on end, is a missed wake-up. Stretches near a fault
+ *   that can hold a wake-up back legitimately are not counted (see `quietFor`).
+ */
+import type { Hold, Violation } from './checker.js';
+import type { FaultRecord, TaggedEvent } from './faults.js';
+import { TIMING } from './schedule.js';
+import { isFairSemaphore, SEMAPHORE_LIMIT } from './semaphore-kind.js';
+
+/** A waiter that fitted this long without being woken missed its wake-up, ms. */
+export const WAKE_MS = 1_000;
+/**
+ * After a fault, how long a wake-up may be held back: a notice that reached a client that cannot
+ * use it keeps its permits promised up to a second, and a waiter that heard nothing asks again
+ * by its own timer at the latest when the earliest lease ends; plus a margin, ms.
+ */
+const FAULT_SHADOW_MS = 1_000 + TIMING.maxTtl + 500;
+/** What Redis may still count for a call after its worker last heard of it, ms. */
+const SETTLE_MS = 1_000;
+
+type WaitEvent = Extract<TaggedEvent['event'], { type: 'wait' }>;
+
+export interface SemaphoreStats {
+  holds: number;
+  /** The most permits believed out at once on any semaphore. */
+  maxOut: number;
+  /** Waits that ran out, and how many of them the wake-up check could judge (a quiet stretch long enough). */
+  timedOut: number;
+  judged: number;
+}
+
+interface Span {
+  readonly from: number;
+  readonly to: number;
+  readonly permits: number;
+}
+
+/** Never more than the limit believed out at once, per semaphore. */
+function checkLimit(holds: readonly Hold[], stats: SemaphoreStats, violations: Violation[]): void {
+  const byName = new Map<string, Hold[]>();
+  for (const hold of holds) {
+    if (hold.effEnd! <= hold.start) continue;
+    byName.set(hold.names[0]!, [...(byName.get(hold.names[0]!) ?? []), hold]);
+  }
+  for (const [name, list] of byName) {
+    list.sort((a, b) => a.start - b.start);
+    const open: Hold[] = [];
+    for (const hold of list) {
+      for (let i = open.length - 1; i >= 0; i -= 1) if (open[i]!.effEnd! <= hold.start) open.splice(i, 1);
+      open.push(hold);
+      const out = open.reduce((sum, h) => sum + (h.permits ?? 1), 0);
+      stats.maxOut = Math.max(stats.maxOut, out);
+      if (out <= SEMAPHORE_LIMIT) continue;
+      const told = open.some((h) => h !== hold && h.endKind === 'lost');
+      violations.push({
+        kind: told ? 'told-late' : 'exclusion',
+        name,
+        at: hold.start,
+        until: Math.min(...open.map((h) => h.effEnd!)),
+        message:
+          `semaphore "${name}": ${out} permits believed out at once (limit ${SEMAPHORE_LIMIT}) when hold ${hold.id} (${hold.owner}) began: ` +
+          open.map((h) => `${h.id} ${h.permits ?? 1}p ended by ${h.endKind ?? 'nothing'}${h.cutBy ? ` (${h.cutBy})` : ''}`).join(', '),
+      });
+    }
+  }
+}
+
+/** Until when Redis may still count a hold's permits: an upper bound, from its acquiring call on. */
+function redisSpan(hold: Hold, answeredAt: number | undefined): Span {
+  const permits = hold.permits ?? 1;
+  // Released and answered: gone by the answer. Otherwise (lost, died, failed or unanswered release): its lease ends.
+  if (hold.endKind === 'release' && hold.releaseOk === true && answeredAt !== undefined) return { from: hold.t0, to: answeredAt, permits };
+  return { from: hold.t0, to: (hold.end ?? Infinity) + hold.ttl + SETTLE_MS, permits };
+}
+
+/** Whether [from, to) is clear of every fault's shadow that could hold a wake-up back. */
+function quietFor(from: number, to: number, log: readonly FaultRecord[]): boolean {
+  return log.every((r) => r.error !== undefined || r.start >= to || (r.end ?? Infinity) + FAULT_SHADOW_MS <= from);
+}
+
+/** Every waiter that fits is woken: no wait runs out after fitting WAKE_MS in a quiet stretch. */
+function checkWakeUps(holds: readonly Hold[], events: readonly TaggedEvent[], log: readonly FaultRecord[], stats: SemaphoreStats, violations: Violation[]): void {
+  const answered = new Map<string, number>();
+  const waits: WaitEvent[] = [];
+  for (const { event } of events) {
+    if (event.type === 'released' && event.ok) answered.set(event.hold, event.t);
+    if (event.type === 'wait' && event.kind === 'semaphore') waits.push(event);
+  }
+  const spansOf = new Map<string, Span[]>();
+  const add = (name: string, span: Span): void => void spansOf.set(name, [...(spansOf.get(name) ?? []), span]);
+  for (const hold of holds) add(hold.names[0]!, redisSpan(hold, answered.get(hold.id)));
+  // A call that did not acquire may still have been granted in Redis and given back just after.
+  for (const wait of waits) if (wait.outcome !== 'acquired') add(wait.names[0]!, { from: wait.t0, to: wait.t + SETTLE_MS, permits: wait.permits ?? 1 });
+
+  for (const wait of waits) {
+    if (wait.outcome !== 'timeout') continue;
+    stats.timedOut += 1;
+    const name = wait.names[0]!;
+    const need = wait.permits ?? 1;
+    // Its first attempt, and the last moments (an answer on its way), are not judged.
+    const from = wait.t0 + 200;
+    const to = wait.t - 200;
+    if (to - from < WAKE_MS || !quietFor(from, to, log)) continue;
+    stats.judged += 1;
+    const others = (spansOf.get(name) ?? []).filter((s) => !(s.from === wait.t0 && s.permits === need && s.to === wait.t + SETTLE_MS));
+    // Fair: another waiter queued at the same time may be ahead of it; only stretches with no other waiter count.
+    const rivals = isFairSemaphore(name) ? waits.filter((w) => w !== wait && w.names[0] === name) : [];
+    const cuts = new Set<number>([from, to]);
+    for (const s of others) for (const t of [s.from, s.to]) if (t > from && t < to) cuts.add(t);
+    for (const w of rivals) for (const t of [w.t0, w.t]) if (t > from && t < to) cuts.add(t);
+    const times = [...cuts].sort((a, b) => a - b);
+    let fitSince: number | undefined;
+    for (let i = 0; i < times.length - 1; i += 1) {
+      const a = times[i]!;
+      const b = times[i + 1]!;
+      const mid = (a + b) / 2;
+      const out = others.reduce((sum, s) => (s.from <= mid && s.to > mid ? sum + s.permits : sum), 0);
+      const blocked = rivals.some((w) => w.t0 <= mid && w.t > mid);
+      if (out + need <= SEMAPHORE_LIMIT && !blocked) fitSince ??= a;
+      else fitSince = undefined;
+      if (fitSince !== undefined && b - fitSince >= WAKE_MS) {
+        violations.push({
+          kind: 'missed-wake',
+          name,
+          at: fitSince,
+          until: wait.t,
+          message:
+            `semaphore "${name}": a wait for ${need} permit(s) (op ${wait.op}, budget ${wait.budget} ms) ran out although at most ` +
+            `${out} of ${SEMAPHORE_LIMIT} were out for ${(b - fitSince).toFixed(0)} ms of it, with no fault near`,
+        });
+        break;
+      }
+    }
+  }
+}
+
+/** The semaphore checks over the whole run; returns their figures for the report. */
+export function checkSemaphores(
+  allHolds: Iterable<Hold>,
+  events: readonly TaggedEvent[],
+  log: readonly FaultRecord[],
+  violations: Violation[],
+): SemaphoreStats {
+  const holds = [...allHolds].filter((hold) => hold.kind === 'semaphore');
+  const stats: SemaphoreStats = { holds: holds.length, maxOut: 0, timedOut: 0, judged: 0 };
+  checkLimit(holds, stats, violations);
+  checkWakeUps(holds, events, log, stats, violations);
+  return stats;
+}
