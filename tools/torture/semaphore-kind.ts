@@ -8,9 +8,6 @@ import type { Prng } from './schedule.js';
 /** The limit of every torture semaphore. */
 export const SEMAPHORE_LIMIT = 3;
 
-/** Fair semaphores are named `sem-fair-<k>`, non-fair ones `sem-<k>`. */
-export const isFairSemaphore = (name: string): boolean => name.startsWith('sem-fair-');
-
 export interface SemaphoreTarget {
   readonly name: string;
   readonly permits: number;
