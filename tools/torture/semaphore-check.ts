@@ -96,6 +96,12 @@ function hit(worker: number, from: number, to: number, log: readonly FaultRecord
   });
 }
 
+/** When a fault's effect is over: a killed worker stays dead, a restarted server down, for its duration after its record ends. */
+function faultOver(r: FaultRecord): number {
+  const end = r.end ?? Infinity;
+  return r.fault.type === 'sigkill' || r.fault.type === 'redis-restart' ? end + r.fault.duration : end;
+}
+
 /**
  * Whether a fault can hold back the wake-up of a waiter on `worker`: one on its own proxies or
  * process, on the server, or any worker killed (a grant it never reported holds its permits
@@ -143,7 +149,7 @@ function checkWakeUps(holds: readonly Hold[], events: readonly TaggedEvent[], lo
     const blocks = waits
       .filter((w) => w !== wait && w.names[0] === name && (fair || hit(workerOf.get(w)!, w.t0, w.t + 1_000, log)))
       .map((w) => ({ from: w.t0, to: w.t + RIVAL_SHADOW_MS }));
-    for (const r of log) if (holdsBack(worker, r)) blocks.push({ from: r.start, to: (r.end ?? Infinity) + FAULT_SHADOW_MS });
+    for (const r of log) if (holdsBack(worker, r)) blocks.push({ from: r.start, to: faultOver(r) + FAULT_SHADOW_MS });
     const cuts = new Set<number>([from, to]);
     for (const x of [...others, ...blocks]) for (const t of [x.from, x.to]) if (t > from && t < to) cuts.add(t);
     const times = [...cuts].sort((a, b) => a - b);
