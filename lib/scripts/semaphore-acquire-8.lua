@@ -1,5 +1,5 @@
 -- Non-fair semaphore: take `count` permits if that many are free (semaphore.lua); a waiting
--- call that does not get them registers its client in the waiter set (waiter-set.lua) with its
+-- call that does not get them registers its client in the waiter set (sem_register) with its
 -- need hint, so a wake-up (sem_wake) names it once enough permits are free for its requests.
 -- KEYS: the common keys (semaphore.lua)
 -- ARGV[1] member '<count>:<permit id>' (the permit id is new per call: a resend finds it granted)
@@ -20,24 +20,19 @@
 local now = server_ms()
 local permits, member, client, mode = KEYS[1], ARGV[1], ARGV[4], ARGV[5]
 local count, limit, lease = sem_count(member), tonumber(ARGV[2]), tonumber(ARGV[3])
-local out, freed = sem_prune(permits, now)
+local out, freed, first = sem_prune(permits, now)
 local free_before = limit - out - freed
 if redis.call('ZSCORE', permits, member) then return nil end
 sem_unpromise(KEYS[5], client, tonumber(ARGV[8]))
 
 if out + count <= limit then
-  redis.call('ZADD', permits, now + lease, member)
-  out = out + count
-  sem_set_out(permits, out)
-  sem_expire(permits, now)
+  out = sem_grant(permits, member, count, out, lease, now)
   if mode ~= '0' then
     if ARGV[7] ~= '' then
       -- Other local requests still wait: the client stays registered, with their hint.
-      register_waiter(KEYS[2], client, lease, '1')
-      redis.call('HSET', KEYS[3], client, ARGV[7])
-      redis.call('PEXPIRE', KEYS[3], redis.call('PTTL', KEYS[2]))
-    else
-      redis.call('ZREM', KEYS[2], client)
+      sem_register(KEYS[2], KEYS[3], client, ARGV[7], lease, '1', now)
+    elseif redis.call('ZREM', KEYS[2], client) == 1 then
+      -- A hint is kept only while its client is registered (a wake-up took both away).
       redis.call('HDEL', KEYS[3], client)
     end
   end
@@ -45,12 +40,8 @@ if out + count <= limit then
   return nil
 end
 
-local next_end = sem_next_end(permits, now)
+local next_end = sem_next_end(permits, now, first)
 if next_end < 0 then next_end = lease end
-if mode ~= '0' then
-  register_waiter(KEYS[2], client, next_end, mode)
-  redis.call('HSET', KEYS[3], client, ARGV[6])
-  redis.call('PEXPIRE', KEYS[3], redis.call('PTTL', KEYS[2]))
-end
+if mode ~= '0' then sem_register(KEYS[2], KEYS[3], client, ARGV[6], next_end, mode, now) end
 if freed > 0 or (mode ~= '0' and out < limit) then sem_freed(ARGV[9], free_before, limit - out, now) end
 return next_end

@@ -17,8 +17,7 @@
 local now = server_ms()
 local permits, queue, timeouts = KEYS[1], KEYS[6], KEYS[7]
 local member, limit, lease, waiter = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
-drop_expired(queue, timeouts, now)
-local out, freed = sem_prune(permits, now)
+local out, freed, first = sem_prune(permits, now)
 
 local function leave_queue()
   if waiter ~= '' then
@@ -32,15 +31,14 @@ if redis.call('ZSCORE', permits, member) then
   return nil
 end
 local count = sem_count(member)
+-- The head that has not lost its place (one read when this waiter is the head or none waits).
 local head = redis.call('ZRANGE', queue, 0, 0)[1]
+if head ~= nil and head ~= waiter then head = sem_head(queue, timeouts, now) end
 if (head == nil or head == waiter) and out + count <= limit then
-  redis.call('ZADD', permits, now + lease, member)
-  out = out + count
-  sem_set_out(permits, out)
-  sem_expire(permits, now)
+  out = sem_grant(permits, member, count, out, lease, now)
   leave_queue()
   -- The next in line may fit in what is left: it was not the head before, so it is told now.
-  sem_turn(queue, timeouts, KEYS[8], ARGV[6], -1, limit - out)
+  if head ~= nil then sem_turn(queue, timeouts, KEYS[8], ARGV[6], -1, limit - out, now) end
   -- Leases that ended freed permits: non-fair waiters (of objects on the same name) too.
   if freed > 0 then sem_wake(KEYS[2], KEYS[3], KEYS[5], KEYS[4], ARGV[6], limit - out, now) end
   return nil
@@ -48,7 +46,7 @@ end
 -- Leases that ended freed permits: the head (another waiter) is told if it fits now, non-fair
 -- waiters are woken for them.
 if freed > 0 then
-  if head ~= waiter then sem_turn(queue, timeouts, KEYS[8], ARGV[6], limit - out - freed, limit - out) end
+  if head ~= waiter then sem_turn(queue, timeouts, KEYS[8], ARGV[6], limit - out - freed, limit - out, now) end
   sem_wake(KEYS[2], KEYS[3], KEYS[5], KEYS[4], ARGV[6], limit - out, now)
 end
 if waiter == '' then return 0 end
@@ -59,13 +57,17 @@ if redis.call('ZSCORE', queue, waiter) == false then
 end
 local timeout = tonumber(ARGV[5])
 redis.call('ZADD', timeouts, now + timeout, waiter)
-for _, key in ipairs({ queue, timeouts }) do
-  if redis.call('PTTL', key) < timeout then redis.call('PEXPIRE', key, timeout) end
-end
+sem_keep(queue, timeout)
+sem_keep(timeouts, timeout)
 
-local rank = redis.call('ZRANK', queue, waiter)
+local rank = 0
+if head ~= nil and head ~= waiter then
+  -- Behind the head: the waiter just ahead must be one that still has its place.
+  drop_expired(queue, timeouts, now)
+  rank = redis.call('ZRANK', queue, waiter)
+end
 if rank == 0 then
-  local next_end = sem_next_end(permits, now)
+  local next_end = sem_next_end(permits, now, first)
   return next_end > 0 and next_end or timeout
 end
 local ahead = redis.call('ZRANGE', queue, rank - 1, rank - 1)[1]

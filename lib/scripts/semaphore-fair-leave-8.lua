@@ -14,9 +14,9 @@ local now = server_ms()
 local out, freed = sem_prune(KEYS[1], now)
 local free = tonumber(ARGV[2]) - out
 if rank == 0 then
-  sem_turn(KEYS[6], KEYS[7], KEYS[8], ARGV[3], -1, free)
+  sem_turn(KEYS[6], KEYS[7], KEYS[8], ARGV[3], -1, free, now)
 elseif freed > 0 then
-  sem_turn(KEYS[6], KEYS[7], KEYS[8], ARGV[3], free - freed, free)
+  sem_turn(KEYS[6], KEYS[7], KEYS[8], ARGV[3], free - freed, free, now)
 end
 if freed > 0 then sem_wake(KEYS[2], KEYS[3], KEYS[5], KEYS[4], ARGV[3], free, now) end
 return 1

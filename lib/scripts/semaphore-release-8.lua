@@ -2,6 +2,7 @@
 -- non-fair waiting clients and the head of the fair queue (sem_freed). Idempotent by nature: a
 -- resend, a second release, or a release after the lease ended finds no member and changes
 -- nothing (but for leases that ended: their permits are free, and waiters are woken for them).
+-- The set's expiry is left as it is: it already ends no earlier than the leases left.
 -- KEYS: the common keys (semaphore.lua)
 -- ARGV[1] member '<count>:<permit id>'
 -- ARGV[2] limit, as the calling semaphore object knows it
@@ -17,6 +18,5 @@ if redis.call('ZREM', permits, member) == 0 then
 end
 out = out - sem_count(member)
 sem_set_out(permits, out)
-sem_expire(permits, now)
 sem_freed(ARGV[3], free_before, limit - out, now)
 return 1

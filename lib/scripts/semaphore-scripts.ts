@@ -15,7 +15,6 @@ import semaphoreLua from './semaphore.lua';
 import serverTimeLua from './server-time.lua';
 import wakeAllLua from './wake-all.lua';
 import wakeOneLua from './wake-one.lua';
-import waiterSetLua from './waiter-set.lua';
 
 // The semaphore's shared functions use drop_expired (fair-queue.lua) and server_ms().
 const sem = serverTimeLua + fairQueueLua + semaphoreLua;
@@ -23,11 +22,11 @@ const sem = serverTimeLua + fairQueueLua + semaphoreLua;
 // Versioned names, as in registry.ts: two rlock versions sharing a connection never swap scripts.
 // The scripts that change a semaphore take the same keys (semaphoreKeyList, semaphore.lua).
 const COMMANDS = {
-  semAcquire: { name: 'rlockSemAcquireV2', numberOfKeys: 8, lua: sem + waiterSetLua + semaphoreAcquireLua },
-  semRelease: { name: 'rlockSemReleaseV2', numberOfKeys: 8, lua: sem + semaphoreReleaseLua },
-  semPassWake: { name: 'rlockSemPassWakeV2', numberOfKeys: 8, lua: sem + semaphorePassWakeLua },
-  semFairAcquire: { name: 'rlockSemFairAcquireV2', numberOfKeys: 8, lua: sem + semaphoreFairAcquireLua },
-  semFairLeave: { name: 'rlockSemFairLeaveV2', numberOfKeys: 8, lua: sem + semaphoreFairLeaveLua },
+  semAcquire: { name: 'rlockSemAcquireV3', numberOfKeys: 8, lua: sem + semaphoreAcquireLua },
+  semRelease: { name: 'rlockSemReleaseV3', numberOfKeys: 8, lua: sem + semaphoreReleaseLua },
+  semPassWake: { name: 'rlockSemPassWakeV3', numberOfKeys: 8, lua: sem + semaphorePassWakeLua },
+  semFairAcquire: { name: 'rlockSemFairAcquireV3', numberOfKeys: 8, lua: sem + semaphoreFairAcquireLua },
+  semFairLeave: { name: 'rlockSemFairLeaveV3', numberOfKeys: 8, lua: sem + semaphoreFairLeaveLua },
   semAvailable: { name: 'rlockSemAvailableV1', numberOfKeys: 1, lua: sem + semaphoreAvailableLua },
   latchTrySet: { name: 'rlockLatchTrySetV1', numberOfKeys: 2, lua: latchTrySetLua },
   latchCountDown: { name: 'rlockLatchCountDownV1', numberOfKeys: 4, lua: wakeOneLua + wakeAllLua + latchCountDownLua },

@@ -2,8 +2,8 @@
 -- server-time.lua). A semaphore's permits out are ONE sorted set: each acquisition is a member
 -- '<count>:<permit id>' scored by the end of its lease (server ms); the member '#' holds, as its
 -- score, how many permits are out in all. Lease ends are above 2^32 and counts far below it, so
--- the two never mix. The set expires when its last lease ends: nothing outlives holders that all
--- died. Every script prunes ended leases first, so a dead holder's permits come back when its
+-- the two never mix. The set expires when its last lease ends (at most a second later: sem_keep):
+-- nothing outlives holders that all died. Every script prunes ended leases first, so a dead holder's permits come back when its
 -- lease ends, whoever calls next.
 -- The scripts that change a semaphore all take the same keys (semaphore-scripts.ts):
 -- KEYS[1] permits (above)    KEYS[2] waiter set (non-fair)   KEYS[3] need hints
@@ -14,6 +14,10 @@ local SEM_LEASES = 4294967296
 -- takes them nor hands them back: a client that died right after its notice.
 local SEM_PROMISE_MS = 1000
 
+-- A key that must live at least `ms` more is given a second more than that (SEM_SLACK_MS), so
+-- calls in a row do not each rewrite its expiry (one PTTL, and a PEXPIRE about once a second).
+local SEM_SLACK_MS = 1000
+
 -- sem_count(member): how many permits an acquisition holds.
 local function sem_count(member)
   return tonumber(string.match(member, '^(%d+):'))
@@ -23,33 +27,54 @@ local function sem_set_out(permits, out)
   if out > 0 then redis.call('ZADD', permits, out, '#') else redis.call('ZREM', permits, '#') end
 end
 
--- sem_prune(permits, now): drops acquisitions whose lease ended (at most 100 per call; the rest
--- are counted out until a later call drops them: never an over-grant).
--- Returns the permits out after pruning, and how many the pruning freed.
-local function sem_prune(permits, now)
-  local out = tonumber(redis.call('ZSCORE', permits, '#') or '0')
-  local dead = redis.call('ZRANGE', permits, SEM_LEASES, now, 'BYSCORE', 'LIMIT', 0, 100)
-  local freed = 0
-  if #dead > 0 then
-    for _, member in ipairs(dead) do freed = freed + sem_count(member) end
-    redis.call('ZREM', permits, unpack(dead))
-    out = out - freed
-    sem_set_out(permits, out)
-  end
-  return out, freed
+-- sem_keep(key, ms): the key lives at least `ms` more (never shortened).
+local function sem_keep(key, ms)
+  if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms + SEM_SLACK_MS) end
 end
 
--- sem_next_end(permits, now): ms until the earliest lease ends (at least 1), or -1 when none.
-local function sem_next_end(permits, now)
-  local first = redis.call('ZRANGE', permits, SEM_LEASES, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')[2]
-  if not first then return -1 end
+-- sem_prune(permits, now): drops acquisitions whose lease ended (at most 100 per call; the rest
+-- are counted out until a later call drops them: never an over-grant). One read when no lease
+-- ended: the set's two lowest entries are '#' (the count) and the earliest lease.
+-- Returns the permits out after pruning, how many the pruning freed, and the earliest lease end
+-- (server ms; -1 when no permit is out; nil when unknown: pruning ran, see sem_next_end).
+local function sem_prune(permits, now)
+  local low = redis.call('ZRANGE', permits, 0, 1, 'WITHSCORES')
+  local out, first = 0, nil
+  if low[1] == '#' then
+    out, first = tonumber(low[2]), tonumber(low[4])
+  elseif low[1] ~= nil then
+    first = tonumber(low[2])
+  end
+  if first == nil then return out, 0, -1 end
+  if first > now then return out, 0, first end
+  local dead = redis.call('ZRANGE', permits, SEM_LEASES, now, 'BYSCORE', 'LIMIT', 0, 100)
+  local freed = 0
+  for _, member in ipairs(dead) do freed = freed + sem_count(member) end
+  redis.call('ZREM', permits, unpack(dead))
+  out = out - freed
+  sem_set_out(permits, out)
+  return out, freed, nil
+end
+
+-- sem_next_end(permits, now, first): ms until the earliest lease ends (at least 1), or -1 when
+-- none; `first` is sem_prune's earliest lease end (read again when nil).
+local function sem_next_end(permits, now, first)
+  if first == nil then
+    first = redis.call('ZRANGE', permits, SEM_LEASES, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')[2]
+    if not first then return -1 end
+  end
+  if tonumber(first) < 0 then return -1 end
   return math.max(1, tonumber(first) - now)
 end
 
--- sem_expire(permits, now): the set lives exactly until its last lease ends.
-local function sem_expire(permits, now)
-  local last = redis.call('ZRANGE', permits, '+inf', SEM_LEASES, 'BYSCORE', 'REV', 'LIMIT', 0, 1, 'WITHSCORES')[2]
-  if last then redis.call('PEXPIRE', permits, math.max(1, tonumber(last) - now)) end
+-- sem_grant(permits, member, count, out, lease, now): the acquisition takes its permits; the set
+-- lives until its last lease ends (and at most SEM_SLACK_MS more). Returns the permits out now.
+local function sem_grant(permits, member, count, out, lease, now)
+  redis.call('ZADD', permits, now + lease, member)
+  out = out + count
+  sem_set_out(permits, out)
+  sem_keep(permits, lease)
+  return out
 end
 
 -- sem_notice(publish, channel, message): publishes; returns how many connections received it
@@ -62,30 +87,52 @@ local function sem_notice(publish, channel, message)
   return redis.call(publish, channel, message)
 end
 
+-- sem_register(waiters, needs, client, hint, sleep_ms, mode, now): a waiting client (re)registers
+-- with its need hint (the waiter modes and placement are waiter-set.lua's: a client keeps its
+-- first place; one a notice woke goes back to the front). Both keys may expire a second after
+-- the client's sleep ends: they cannot outlive clients that all died.
+local function sem_register(waiters, needs, client, hint, sleep_ms, mode, now)
+  if mode == '3' or mode == '4' then
+    if redis.call('ZSCORE', waiters, client) == false then
+      local score = now
+      local head = redis.call('ZRANGE', waiters, 0, 0, 'WITHSCORES')[2]
+      if head and tonumber(head) <= score then score = tonumber(head) - 1 end
+      redis.call('ZADD', waiters, score, client)
+    end
+  else
+    redis.call('ZADD', waiters, 'NX', now, client)
+  end
+  redis.call('HSET', needs, client, hint)
+  sem_keep(waiters, sleep_ms + 1000)
+  sem_keep(needs, sleep_ms + 1000)
+end
+
 -- Promises (KEYS[5], a hash): client id -> '<permits>:<server ms the promise ends>', the permits
 -- a notice offered a client that it has neither taken (its woken attempt) nor handed back
 -- (semaphore-pass-wake-8.lua). They are free in the permit set but spoken for: a later wake-up
 -- does not offer them again, so two releases in a row never wake more than they free.
 
--- sem_promised(promises, now): the permits promised and not yet run out (ended ones are dropped).
+-- sem_promised(promises, now): the permits promised and not yet run out (ended ones are dropped),
+-- and what each client has promised ('<permits>:<ends>').
 local function sem_promised(promises, now)
   local entries = redis.call('HGETALL', promises)
-  local total = 0
+  local total, by_client = 0, {}
   for i = 1, #entries, 2 do
     local count, ends = string.match(entries[i + 1], '^(%d+):(%d+)$')
     if tonumber(ends) > now then
       total = total + tonumber(count)
+      by_client[entries[i]] = tonumber(count)
     else
       redis.call('HDEL', promises, entries[i])
     end
   end
-  return total
+  return total, by_client
 end
 
-local function sem_promise(promises, client, count, now)
-  local held = redis.call('HGET', promises, client)
-  if held then count = count + tonumber(string.match(held, '^(%d+):')) end
-  redis.call('HSET', promises, client, count .. ':' .. (now + SEM_PROMISE_MS))
+-- sem_promise(promises, client, count, held, now): `count` more permits are promised to the
+-- client, which had `held` promised (nil: none).
+local function sem_promise(promises, client, count, held, now)
+  redis.call('HSET', promises, client, (count + (held or 0)) .. ':' .. (now + SEM_PROMISE_MS))
   redis.call('PEXPIRE', promises, SEM_PROMISE_MS)
 end
 
@@ -117,7 +164,8 @@ local function sem_wake(waiters, needs, promises, wake_prefix, publish, free, no
   if free <= 0 then return end
   local clients = redis.call('ZRANGE', waiters, 0, 63)
   if #clients == 0 then return end
-  local budget = free - sem_promised(promises, now)
+  local promised, held = sem_promised(promises, now)
+  local budget = free - promised
   for _, client in ipairs(clients) do
     if budget <= 0 then return end
     local hint = redis.call('HGET', needs, client) or '1,1'
@@ -129,7 +177,8 @@ local function sem_wake(waiters, needs, promises, wake_prefix, publish, free, no
       redis.call('HDEL', needs, client)
       if sem_notice(publish, wake_prefix .. client, tostring(give)) > 0 then
         budget = budget - give
-        sem_promise(promises, client, give, now)
+        sem_promise(promises, client, give, held[client], now)
+        held[client] = give + (held[client] or 0)
       end
     end
   end
@@ -140,12 +189,22 @@ local function sem_waiter_need(waiter)
   return tonumber(string.match(waiter, '|(%d+)$')) or 1
 end
 
--- sem_turn(queue, timeouts, turn_prefix, publish, free_before, free): tells the head of the
+-- sem_head(queue, timeouts, now): the head of the fair queue that has not lost its place (those
+-- that did are dropped first), or nil. One read when the queue is empty.
+local function sem_head(queue, timeouts, now)
+  local head = redis.call('ZRANGE', queue, 0, 0)[1]
+  if head == nil then return nil end
+  local ends = redis.call('ZSCORE', timeouts, head)
+  if ends and tonumber(ends) > now then return head end
+  drop_expired(queue, timeouts, now)
+  return redis.call('ZRANGE', queue, 0, 0)[1]
+end
+
+-- sem_turn(queue, timeouts, turn_prefix, publish, free_before, free, now): tells the head of the
 -- queue that it is its turn when its request fits `free` permits and did not fit `free_before`
 -- (it was told then already). Only the head: nobody overtakes it.
-local function sem_turn(queue, timeouts, turn_prefix, publish, free_before, free)
-  drop_expired(queue, timeouts, server_ms())
-  local head = redis.call('ZRANGE', queue, 0, 0)[1]
+local function sem_turn(queue, timeouts, turn_prefix, publish, free_before, free, now)
+  local head = sem_head(queue, timeouts, now)
   if head == nil then return end
   local need = sem_waiter_need(head)
   if need <= free and need > free_before then
@@ -159,5 +218,5 @@ end
 -- Takes the common keys (above).
 local function sem_freed(publish, free_before, free, now)
   sem_wake(KEYS[2], KEYS[3], KEYS[5], KEYS[4], publish, free, now)
-  sem_turn(KEYS[6], KEYS[7], KEYS[8], publish, free_before, free)
+  sem_turn(KEYS[6], KEYS[7], KEYS[8], publish, free_before, free, now)
 end

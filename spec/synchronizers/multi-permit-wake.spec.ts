@@ -300,6 +300,9 @@ describe('semaphore: a waiter wakes once enough permits are free, however they w
   });
 
   describe('fair', () => {
+    // Waiters that check in only every 10 s: a wake-up within WOKEN_MS is the notice's, never a check-in's.
+    const patient = (): LockClient => fx.client({ fairLockWaitTimeout: 30_000 });
+
     it('the head needs 2, releases free 1 at a time: it wakes at the second; the 1 behind it does not overtake', async () => {
       const admin = fx.redis();
       const ledger = new Ledger();
@@ -353,9 +356,9 @@ describe('semaphore: a waiter wakes once enough permits are free, however they w
       const admin = fx.redis();
       const ledger = new Ledger();
       const [p1, p2, p3] = await holdSingles(ledger, 3, 'f', true);
-      const quitter = semaphore(fx.client(), 'f', true).acquire({ permits: 3, waitTime: 700 }).catch((error: unknown) => (error as Error).name);
+      const quitter = semaphore(patient(), 'f', true).acquire({ permits: 3, waitTime: 700 }).catch((error: unknown) => (error as Error).name);
       await until(async () => (await admin.zcard(queueKey('f'))) === 1);
-      const next = waiting(ledger, semaphore(fx.client(), 'f', true).acquire({ permits: 2, waitTime: WAIT_MS, leaseTime: LEASE_MS }));
+      const next = waiting(ledger, semaphore(patient(), 'f', true).acquire({ permits: 2, waitTime: WAIT_MS, leaseTime: LEASE_MS }));
       await until(async () => (await admin.zcard(queueKey('f'))) === 2);
       await ledger.release(p1!);
       await ledger.release(p2!);
@@ -364,6 +367,56 @@ describe('semaphore: a waiter wakes once enough permits are free, however they w
       const permit = await wokenWithin(next, performance.now());
       expect(ledger.max).toBeLessThanOrEqual(LIMIT);
       await ledger.release(permit);
+      await ledger.release(p3!);
+      expect(await fx.keys(admin)).toEqual([]);
+    });
+
+    it('a lease that ran out counts, pruned by whoever calls next: the head that needs 2 is told', async () => {
+      const admin = fx.redis();
+      const ledger = new Ledger();
+      const [p1, p2, p3] = await holdSingles(ledger, 3, 'f', true);
+      const head = waiting(ledger, semaphore(patient(), 'f', true).acquire({ permits: 2, waitTime: WAIT_MS, leaseTime: LEASE_MS }));
+      await until(async () => (await admin.zcard(queueKey('f'))) === 1);
+      await sleep(150);
+      await ledger.release(p1!);
+      // A short lease taken by a non-fair object on the same name (it does not queue): it ends with nobody told.
+      const short = await semaphore(fx.client(), 'f').tryAcquire({ leaseTime: 300 });
+      expect(short).not.toBeNull();
+      await ledger.release(p2!);
+      await sleep(500);
+      expect(head.at()).toBeUndefined(); // 1 free as far as anyone was told
+      // A single attempt that fails (someone waits) drops the ended lease: 2 are free, the head is told.
+      const since = performance.now();
+      expect(await semaphore(fx.client(), 'f', true).tryAcquire()).toBeNull();
+      const permit = await wokenWithin(head, since);
+      expect(ledger.max).toBeLessThanOrEqual(LIMIT);
+      await ledger.release(permit);
+      await ledger.release(p3!);
+      expect(await fx.keys(admin)).toEqual([]);
+    });
+
+    it('close() of the head: the 1 behind it is told at once when a permit is free', async () => {
+      const admin = fx.redis();
+      const ledger = new Ledger();
+      const [p1, p2, p3] = await holdSingles(ledger, 3, 'f', true);
+      const x = patient();
+      const closed = semaphore(x, 'f', true)
+        .acquire({ permits: 3, waitTime: WAIT_MS })
+        .catch((error: unknown) => (error as Error).name);
+      await until(async () => (await admin.zcard(queueKey('f'))) === 1);
+      const behind = waiting(ledger, semaphore(patient(), 'f', true).acquire({ waitTime: WAIT_MS, leaseTime: LEASE_MS }));
+      await until(async () => (await admin.zcard(queueKey('f'))) === 2);
+      await sleep(150);
+      await ledger.release(p1!);
+      await sleep(200);
+      expect(behind.at()).toBeUndefined(); // 1 free, but the 3 is ahead
+      const since = performance.now();
+      await x.close();
+      expect(await closed).toBe('LockClientClosedError');
+      const one = await wokenWithin(behind, since);
+      expect(ledger.max).toBeLessThanOrEqual(LIMIT);
+      await ledger.release(one);
+      await ledger.release(p2!);
       await ledger.release(p3!);
       expect(await fx.keys(admin)).toEqual([]);
     });

@@ -9,6 +9,7 @@ import type { FaultRecord, TaggedEvent } from './faults.js';
 import type { HoldMode } from './events.js';
 import { TIMING, type ServerId } from './schedule.js';
 import { SINGLE_ATTEMPT_MS } from '../../lib/options.js';
+import { checkSemaphores, type SemaphoreStats } from './semaphore-check.js';
 
 /** A frozen (SIGSTOPped) worker's hold that ends this soon after it wakes ended when it froze, ms. */
 export const WAKE_MARGIN_MS = 500;
@@ -38,6 +39,8 @@ export interface Hold {
   readonly watchdog: boolean;
   readonly reentry: boolean;
   readonly token: number | undefined;
+  /** Semaphores: how many permits it has. */
+  readonly permits?: number;
   /** The holder stopped believing it holds: it called release, was told `lost`, or died. */
   end: number | undefined;
   endKind: 'release' | 'lost' | 'killed' | 'exit' | undefined;
@@ -62,6 +65,7 @@ export type ViolationKind =
   | 'token-reentry'
   | 'fenced-off'
   | 'leftover-key'
+  | 'missed-wake'
   | 'worker';
 
 export interface Violation {
@@ -139,6 +143,8 @@ export class Checker {
    * without persistence loses the token counter: the holds acquired after it are a new epoch.
    */
   readonly resource = new Map<string, number>();
+  /** The semaphore checks' figures (semaphore-check.ts), once finished. */
+  semaphores: SemaphoreStats | undefined;
   /** Writes the resource refused (a token lower than one it had seen). */
   readonly #refused: { hold: string; t: number; token: number; name: string }[] = [];
   readonly #probe: HeldProbe;
@@ -184,6 +190,7 @@ export class Checker {
           watchdog: event.watchdog,
           reentry: event.reentry,
           token: event.token,
+          permits: event.permits,
           end: undefined,
           endKind: undefined,
         };
@@ -360,6 +367,7 @@ export class Checker {
     this.#checkWaits(freezes);
     this.#checkTokens(restarts);
     this.#checkRefusedWrites();
+    this.semaphores = checkSemaphores(this.holds.values(), this.events, log, this.violations);
   }
 
   /**
@@ -420,7 +428,8 @@ export class Checker {
   #checkExclusion(): void {
     const byName = new Map<string, Hold[]>();
     for (const hold of this.holds.values()) {
-      if (hold.effEnd! <= hold.start) continue;
+      // Permits may overlap up to the limit: semaphore-check.ts counts them.
+      if (hold.effEnd! <= hold.start || hold.kind === 'semaphore') continue;
       for (const name of hold.names) {
         const list = byName.get(name) ?? [];
         list.push(hold);

@@ -35,6 +35,8 @@ export type WorkerEvent =
       readonly kind: Kind;
       readonly names: readonly string[];
       readonly budget: number;
+      /** Semaphores: how many permits the call asked for. */
+      readonly permits?: number;
       readonly outcome: 'acquired' | 'timeout' | 'aborted' | 'error';
       readonly error?: string;
     }
@@ -61,6 +63,8 @@ export type WorkerEvent =
       readonly ttl: number;
       readonly watchdog: boolean;
       readonly token?: number;
+      /** Semaphores: how many permits the hold has. */
+      readonly permits?: number;
     }
   /**
    * The holder called the hold's release (sent before it waits for the answer): it stops holding

@@ -44,6 +44,7 @@ async function stillHeld(kind: Kind, name: string, owner: string): Promise<strin
         const admin = admins.get(id)!;
         const key = lockKey(name);
         let held: boolean;
+        if (kind === 'semaphore') return await semaphoreHeld(admin, `${key}:semaphore`, owner);
         if (kind !== 'rw') held = (await admin.hexists(key, owner)) === 1;
         else {
           // A read-write lock keeps a dead holder's fields until pruned: held means its lease has not ended.
@@ -65,6 +66,14 @@ async function stillHeld(kind: Kind, name: string, owner: string): Promise<strin
   } catch {
     return undefined;
   }
+}
+
+/** A permit is held while its member's lease has not ended (a dead holder's member stays until pruned). */
+async function semaphoreHeld(admin: Redis, key: string, owner: string): Promise<string | undefined> {
+  const [score, [seconds, micros]] = await Promise.all([admin.zscore(key, owner), admin.time()]);
+  const serverMs = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
+  if (score === null || Number(score) <= serverMs) return undefined;
+  return `${key} has ${owner} until ${Number(score) - serverMs} ms from now`;
 }
 
 /** Keys left under the run's prefix that should not be there: everything but token counters and records with a TTL. */

@@ -109,6 +109,12 @@ export function report(
       `cut-by-restart=${s.cutByRestart} unanswered-releases=${s.unansweredReleases} ` +
       `(taken by another owner before the worker died: ${s.acquiredDuringUnanswered}) min-lost-lead=${lead}`,
   );
+  const sem = checker.semaphores;
+  if (sem && sem.holds > 0) {
+    console.log(
+      `semaphores: holds=${sem.holds} most-permits-out=${sem.maxOut} waits-timed-out=${sem.timedOut} (judged for a missed wake-up: ${sem.judged})`,
+    );
+  }
   const at = (t: number): string => `+${((t - origin) / 1_000).toFixed(3)}s`;
   for (const { hold, other, diedAt } of checker.takenWhileUnanswered) {
     console.log(

@@ -13,6 +13,7 @@ import {
 } from '../../lib/index.js';
 import type { Kind } from './args.js';
 import { openConnection, type TortureConnection } from './connections.js';
+import { semaphoreTarget } from './semaphore-kind.js';
 import { now, type HoldMode, type ParentMessage, type WorkerConfig, type WorkerEvent } from './events.js';
 import { Prng, TIMING } from './schedule.js';
 
@@ -64,6 +65,8 @@ interface Target {
   readonly lock: RLock;
   /** The lock a nested acquisition re-enters (a writer may also read). */
   readonly nested: () => { lock: RLock; mode: HoldMode };
+  /** Semaphores: how many permits an acquisition takes. */
+  readonly permits?: number;
 }
 
 function target(kind: Kind, client: WorkerClient, rng: Prng): Target {
@@ -96,6 +99,10 @@ function target(kind: Kind, client: WorkerClient, rng: Prng): Target {
       const names = rng.chance(0.3) ? all : all.filter((name) => name !== left);
       const multi = new MultiLock(...names.map((name) => main().getLock(name)));
       return { kind, names, mode: 'excl', lock: multi, nested: () => ({ lock: multi, mode: 'excl' }) };
+    }
+    case 'semaphore': {
+      const sem = semaphoreTarget(main(), rng);
+      return { kind, names: [sem.name], mode: 'excl', lock: sem.lock, nested: () => ({ lock: sem.lock, mode: 'excl' }), permits: sem.permits };
     }
     case 'redlock': {
       const name = `red-${k}`;
@@ -140,7 +147,7 @@ async function acquire(
   if (leaseTime !== undefined) options.leaseTime = leaseTime;
   if (reentryOf !== undefined) send({ type: 'attempt', t: now(), names: t.names, owner: reentryOf, ttl: leaseTime ?? TIMING.watchdogTimeout });
   const t0 = now();
-  const base = { type: 'wait', t0, op, kind: t.kind, names: t.names, budget } as const;
+  const base = { type: 'wait', t0, op, kind: t.kind, names: t.names, budget, permits: t.permits } as const;
   let lease: Lease;
   try {
     lease = await lock.acquire(options);
@@ -168,6 +175,7 @@ async function acquire(
     ttl: leaseTime ?? TIMING.watchdogTimeout,
     watchdog: leaseTime === undefined,
     token: lease.token,
+    permits: t.permits,
   });
   const onLost = (): void => {
     const reason: unknown = lease.signal.reason;
@@ -204,7 +212,8 @@ async function operation(client: WorkerClient, kind: Kind, rng: Prng): Promise<v
   const leaseTime = drawLease(rng);
   // Mostly short holds (many handovers); some past the lease (the holder's clock must tell it).
   const holdFor = rng.chance(0.7) ? rng.int(0, 200) : rng.int(0, Math.round((leaseTime ?? TIMING.watchdogTimeout * 2) * 1.2));
-  const nest = rng.chance(0.3);
+  // Permits are not re-entered (the draw stays, so the other kinds' choices do not move).
+  const nest = rng.chance(0.3) && t.kind !== 'semaphore';
   const nestAt = rng.int(0, holdFor);
   const nestLease = drawLease(rng);
   const nestFor = rng.int(0, 300);
