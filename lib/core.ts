@@ -79,6 +79,8 @@ export interface LockCore {
   readonly keyPrefix: string;
   readonly watchdogTimeoutMs: number;
   readonly fairLockWaitTimeoutMs: number;
+  /** The client's `maxHoldTime`, ms; undefined: none. */
+  readonly maxHoldTimeMs: number | undefined;
   /** The application's connection, behind the port of its client family. */
   readonly redis: RedisPort;
   readonly scripts: LockScripts;
