@@ -4,6 +4,7 @@ import { currentContext, ownerId } from '../context.js';
 import type { LockCore } from '../core.js';
 import { InvalidArgumentError, LockError, LockHandedOffError, LockLostError } from '../errors.js';
 import { holdDrift, kindOf, type Hold } from '../holds.js';
+import type { ReleaseTicket } from '../locks/hold-release.js';
 import { newRequestId } from '../locks/request-id.js';
 import { NOT_HELD, OTHER_SIDE_HELD } from '../scripts/lease-move-scripts.js';
 import { checkLeaseTime, checkObject, checkPositiveDuration, WATCHDOG_LEASE } from '../validate.js';
@@ -151,5 +152,20 @@ export function movesOf(core: LockCore, hold: Hold | undefined, facts: HandleFac
   return {
     extend: (ms) => extendHold(core, hold, ms),
     handOff: (options) => handOffHold(core, hold, facts, options),
+  };
+}
+
+/**
+ * A release of every hold count, one release call at a time (an adopted hold may carry several).
+ * A step that failed is retried with its own ticket, so Redis applies each step once.
+ */
+export function releaseWhole(release: (ticket: ReleaseTicket) => Promise<number>): (ticket: ReleaseTicket) => Promise<number> {
+  let step: ReleaseTicket = {};
+  return async () => {
+    for (;;) {
+      const left = await release(step);
+      step = {};
+      if (left <= 0) return left;
+    }
   };
 }

@@ -12,7 +12,7 @@ import { leaseOfHold, releaseHold, type ReleaseTicket } from './hold-release.js'
 import { LockMember } from './lock-member.js';
 import { confirmReplicas } from './replica-ack.js';
 import { AcquireTrack } from '../telemetry/channels.js';
-import { assertNotHandedOff, movesOf } from '../holding/lease-moves.js';
+import { assertNotHandedOff, movesOf, releaseWhole } from '../holding/lease-moves.js';
 import { capHold } from '../holding/max-hold.js';
 import type { LeaseHandleKind } from '../holding/lease-handle.js';
 import { HOLD_ACCESS, type HoldAccess } from '../holding/hold-access.js';
@@ -310,7 +310,8 @@ export abstract class BaseLock implements RLock {
       lockId: this.#lockId,
       target: (owner) => this.renewTarget(owner),
       letGo: (owner) => this.#letGo(owner),
-      lease: (owner, token) => this.#lease(owner, { token }),
+      // The adopted Lease stands for the whole hold: its release() releases every hold count.
+      lease: (owner, token) => this.#lease(owner, { token }, releaseWhole((ticket) => this.#release(owner, ticket))),
     };
   }
 
@@ -342,10 +343,10 @@ export abstract class BaseLock implements RLock {
     return releaseHold(this.core, this.name, hold, (...args) => this.releaseFor(...args), ticket);
   }
 
-  #lease(owner: string, acquired: { token?: number | undefined }): Lease {
+  #lease(owner: string, acquired: { token?: number | undefined }, release = (ticket: ReleaseTicket) => this.#release(owner, ticket)): Lease {
     const hold = this.holdOf(owner);
     const moves = movesOf(this.core, hold, { kind: this.#kind, name: this.name, token: acquired.token });
-    return leaseOfHold(this.name, owner, hold, acquired.token, (ticket) => this.#release(owner, ticket), moves);
+    return leaseOfHold(this.name, owner, hold, acquired.token, release, moves);
   }
 
   /** The owner acquiring now: the context's, or a fresh one outside any context. */

@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import {
+  InvalidArgumentError,
+  LockError,
+  LockHandedOffError,
+  LockLostError,
+  type Lease,
+  type LeaseHandle,
+  type Permit,
+} from '../../lib/index.js';
+import { sleep, useLockFixture } from '../helpers/fixtures.js';
+import { ALL_KINDS, lockOf, take, takenByOther } from './kinds.js';
+
+describe('lease.handOff() and locks.adopt(handle)', () => {
+  const fx = useLockFixture();
+
+  for (const kind of ALL_KINDS) {
+    describe(kind, () => {
+      it('the adopter holds the same hold, renews it past 3 × watchdogTimeout and releases it', async () => {
+        const from = fx.client({ watchdogTimeout: 300 });
+        const to = fx.client({ watchdogTimeout: 300 });
+        const held = (await take(from, kind, 'x'))!;
+        const handle = JSON.parse(JSON.stringify(await held.handOff())) as LeaseHandle;
+        expect(held.signal.aborted).toBe(true);
+        expect(held.signal.reason).toBeInstanceOf(LockHandedOffError);
+        expect(held.signal.reason).toBeInstanceOf(LockError);
+        expect(handle.kind).toBe(kind === 'fair' ? 'fair-lock' : kind);
+        await held.release(); // resolves, changes nothing
+        expect(await takenByOther(fx.client(), kind, 'x')).toBe(true);
+
+        const adopted = (await to.adopt(handle)) as Lease | Permit;
+        if ('owner' in adopted) expect(adopted.owner).toBe(handle.owner);
+        else expect(adopted.id).toBe(handle.owner);
+        if (kind === 'fenced') expect((adopted as Lease).token).toBe((held as Lease).token);
+        // The handing-off client renews nothing any more: the adopter keeps it alive alone.
+        await from.close();
+        await sleep(1_000);
+        expect(adopted.signal.aborted).toBe(false);
+        expect(await takenByOther(fx.client(), kind, 'x')).toBe(true);
+        await adopted.release();
+        expect(await takenByOther(fx.client(), kind, 'x')).toBe(false);
+        await expect(to.adopt(handle)).rejects.toBeInstanceOf(LockLostError);
+      });
+
+      it('of two adopters exactly one gets it; adopting again rejects', async () => {
+        const from = fx.client();
+        const held = (await take(from, kind, 'x'))!;
+        const handle = await held.handOff();
+        const adopters = [fx.client(), fx.client(), fx.client()];
+        const results = await Promise.allSettled(adopters.map((client) => client.adopt(handle)));
+        const won = results.filter((r) => r.status === 'fulfilled');
+        expect(won).toHaveLength(1);
+        for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(LockLostError);
+        await expect(adopters[0]!.adopt(handle)).rejects.toBeInstanceOf(LockLostError);
+        await (won[0] as PromiseFulfilledResult<Lease | Permit>).value.release();
+      });
+
+      it('a handle adopted after the gap it covers finds the hold gone', async () => {
+        const from = fx.client({ watchdogTimeout: 200 });
+        const held = (await take(from, kind, 'x'))!;
+        const handle = await held.handOff({ adoptWithin: 300 });
+        expect(handle.expiresAt - Date.now()).toBeLessThanOrEqual(300);
+        expect(await takenByOther(fx.client(), kind, 'x')).toBe(true);
+        await sleep(450);
+        expect(await takenByOther(fx.client(), kind, 'x')).toBe(false);
+        await expect(fx.client().adopt(handle)).rejects.toBeInstanceOf(LockLostError);
+      });
+
+      it('a fixed lease keeps its end through the hand-off', async () => {
+        const from = fx.client();
+        const held = (await take(from, kind, 'x', { leaseTime: 600 }))!;
+        const handle = await held.handOff();
+        expect(handle.leaseTime).toBeGreaterThan(0);
+        const adopted = (await fx.client().adopt(handle)) as Lease | Permit;
+        adopted.signal.addEventListener('abort', () => undefined);
+        await adopted.extend(1_500);
+        await sleep(900);
+        expect(adopted.signal.aborted).toBe(false);
+        expect(await takenByOther(fx.client(), kind, 'x')).toBe(true);
+        await adopted.release();
+      });
+    });
+  }
+
+  it('a re-entrant hold moves with its hold count, and the context that handed it off cannot re-enter it', async () => {
+    const from = fx.client();
+    const lock = from.getLock('r');
+    const handle = await from.runInContext(async () => {
+      await lock.acquire();
+      const inner = await lock.acquire();
+      const handed = await inner.handOff();
+      await expect(lock.tryLock()).rejects.toBeInstanceOf(LockHandedOffError);
+      await expect(lock.unlock()).rejects.toThrow(/not held/);
+      return handed;
+    });
+    expect(handle.holdCount).toBe(2);
+    const to = fx.client();
+    const adopted = await to.adopt(handle);
+    expect((await to.getLock('r').getHolders())[0]).toMatchObject({ owner: handle.owner, holdCount: 2 });
+    // The adopted Lease stands for the whole hold: one release() frees the lock.
+    await adopted.release();
+    expect(await to.getLock('r').isLocked()).toBe(false);
+  });
+
+  it('a read (or write) hold of an owner that holds both sides is not handed off', async () => {
+    const client = fx.client();
+    const rw = client.getReadWriteLock('rw');
+    await client.runInContext(async () => {
+      const write = await rw.writeLock().acquire();
+      const read = await rw.readLock().acquire();
+      await expect(read.handOff()).rejects.toThrow(/both sides/);
+      await expect(write.handOff()).rejects.toThrow(/both sides/);
+      expect(read.signal.aborted).toBe(false);
+      await read.release();
+      await write.release();
+    });
+    expect(await rw.writeLock().isLocked()).toBe(false);
+  });
+
+  it('checks the handle before anything is sent', async () => {
+    const client = fx.client();
+    const lease = await client.getLock('x').acquire();
+    const handle = await lease.handOff();
+    for (const bad of [null, 1, 'x', {}, { ...handle, rlock: 2 }, { ...handle, kind: 'nope' }, { ...handle, holdCount: 0 }, { ...handle, id: '' }]) {
+      await expect(client.adopt(bad as LeaseHandle)).rejects.toBeInstanceOf(InvalidArgumentError);
+    }
+    await expect(fx.client({ keyPrefix: `${fx.prefix}-other` }).adopt(handle)).rejects.toBeInstanceOf(InvalidArgumentError);
+    await (await client.adopt(handle)).release();
+  });
+
+  it('handing off a hold that is gone rejects with LockLostError', async () => {
+    const client = fx.client();
+    client.on('lost', () => undefined);
+    const lease = await client.getLock('x').acquire();
+    await lease.release();
+    await expect(lease.handOff()).rejects.toBeInstanceOf(LockLostError);
+    const other = await client.getLock('y').acquire();
+    await client.getLock('y').forceUnlock();
+    await expect(other.handOff()).rejects.toBeInstanceOf(LockLostError);
+    expect(await fx.keys()).toEqual([]);
+  });
+});
