@@ -53,7 +53,7 @@ describe('hand-off across processes', () => {
     await expect(fx.client().adopt(handle)).rejects.toBeInstanceOf(LockLostError);
   }, 20_000);
 
-  it('four clients adopt a dead child's handle at once: exactly one holds it', async () => {
+  it('four clients adopt a dead child’s handle at once: exactly one holds it', async () => {
     const { child, handle } = await handedOffByChild(fx.url, fx.prefix, 'lock', 5_000);
     child.kill('SIGKILL');
     const adopters = Array.from({ length: 4 }, () => fx.client());
