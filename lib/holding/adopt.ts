@@ -9,6 +9,7 @@ import { WATCHDOG_LEASE } from '../validate.js';
 import { HOLD_ACCESS, type HoldAccess } from './hold-access.js';
 import type { LeaseHandle } from './lease-handle.js';
 import { capHold } from './max-hold.js';
+import { combineLeases } from './combined-lease.js';
 import { sharedRequestId } from './lease-moves.js';
 
 /** The client's factories: adopt finds the kind a handle names through them. */
@@ -43,6 +44,7 @@ function notAdopted(handle: LeaseHandle, why: string): LockLostError {
  * counted from now), or kept to its fixed lease.
  */
 export async function adoptHandle(core: LockCore, factories: LockFactories, handle: LeaseHandle, maxHoldMs: number | undefined): Promise<Lease | Permit> {
+  if (handle.kind === 'multi') return adoptMembers(core, factories, handle, maxHoldMs);
   if (handle.keyPrefix !== core.keyPrefix) {
     throw new InvalidArgumentError(`the handle of "${handle.name}" is for keyPrefix "${handle.keyPrefix}", this client uses "${core.keyPrefix}"`, {
       lockName: handle.name,
@@ -68,4 +70,19 @@ export async function adoptHandle(core: LockCore, factories: LockFactories, hand
   capHold(core, hold, maxHoldMs ?? core.maxHoldTimeMs, letGo);
   core.events.emit('acquired', { name: handle.name, owner: handle.owner });
   return access.lease(handle.owner, reply.token ?? handle.token) as Lease | Permit;
+}
+
+/**
+ * A MultiLock's handle: every member adopted through this client (so all of them must live on its
+ * Redis), as one Lease; when one cannot be adopted, those adopted are released and it rejects.
+ */
+async function adoptMembers(core: LockCore, factories: LockFactories, handle: LeaseHandle, maxHoldMs: number | undefined): Promise<Lease> {
+  const results = await Promise.allSettled(handle.members!.map((member) => adoptHandle(core, factories, member, maxHoldMs)));
+  const adopted = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value as Lease] : []));
+  const failure = results.find((result) => result.status === 'rejected');
+  if (failure) {
+    await Promise.allSettled(adopted.map((lease) => lease.release()));
+    throw failure.reason;
+  }
+  return combineLeases(handle.name, adopted);
 }

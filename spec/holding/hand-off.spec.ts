@@ -4,6 +4,7 @@ import {
   LockError,
   LockHandedOffError,
   LockLostError,
+  MultiLock,
   type Lease,
   type LeaseHandle,
   type Permit,
@@ -138,5 +139,48 @@ describe('lease.handOff() and locks.adopt(handle)', () => {
     await client.getLock('y').forceUnlock();
     await expect(other.handOff()).rejects.toBeInstanceOf(LockLostError);
     expect(await fx.keys()).toEqual([]);
+  });
+});
+
+describe('MultiLock leases', () => {
+  const fx = useLockFixture();
+
+  it('extend reaches every member; handOff carries one handle per member; adopt takes them all', async () => {
+    const from = fx.client({ watchdogTimeout: 300 });
+    const multi = new MultiLock(from.getLock('a'), from.getFairLock('b'), from.getReadWriteLock('c').writeLock());
+    const fixed = await multi.acquire({ leaseTime: 300 });
+    await fixed.extend(1_500);
+    await sleep(500);
+    expect(fixed.signal.aborted).toBe(false);
+    expect(await takenByOther(fx.client(), 'fair', 'b')).toBe(true);
+    await fixed.release();
+
+    const lease = await multi.acquire();
+    const handle = JSON.parse(JSON.stringify(await lease.handOff())) as LeaseHandle;
+    expect(handle.kind).toBe('multi');
+    expect(handle.members).toHaveLength(3);
+    expect(lease.signal.reason).toBeInstanceOf(LockHandedOffError);
+    const to = fx.client({ watchdogTimeout: 300 });
+    const adopted = await to.adopt(handle);
+    await from.close();
+    await sleep(1_000);
+    expect(adopted.signal.aborted).toBe(false);
+    expect(await takenByOther(fx.client(), 'write', 'c')).toBe(true);
+    await adopted.release();
+    for (const [kind, name] of [['lock', 'a'], ['fair', 'b'], ['write', 'c']] as const) {
+      expect(await takenByOther(fx.client(), kind, name)).toBe(false);
+    }
+    await expect(fx.client().adopt(handle)).rejects.toBeInstanceOf(LockLostError);
+  });
+
+  it('maxHoldTime caps every member: the MultiLock Lease aborts with it', async () => {
+    const client = fx.client({ watchdogTimeout: 300 });
+    client.on('lost', () => undefined);
+    const multi = new MultiLock(client.getLock('a'), client.getLock('b'));
+    const lease = await multi.acquire({ maxHoldTime: 500 });
+    await sleep(900);
+    expect((lease.signal.reason as LockLostError).reason).toBe('max-hold-time');
+    expect(await client.getLock('a').isLocked()).toBe(false);
+    await lease.release();
   });
 });
