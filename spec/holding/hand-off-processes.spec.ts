@@ -16,7 +16,7 @@ async function handedOffByChild(url: string, prefix: string, kind: string, watch
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const next = await lines.next();
   if (next.done === true) throw new Error(`hand-off worker ended early: ${stderr}`);
-  return { child, handle: JSON.parse(next.value as string) as LeaseHandle };
+  return { child, handle: JSON.parse(next.value) as LeaseHandle };
 }
 
 describe('hand-off across processes', () => {

@@ -5,12 +5,13 @@ import {
   LockHandedOffError,
   LockLostError,
   MultiLock,
+  RedLock,
   type Lease,
   type LeaseHandle,
   type Permit,
 } from '../../lib/index.js';
 import { sleep, useLockFixture } from '../helpers/fixtures.js';
-import { ALL_KINDS, lockOf, take, takenByOther } from './kinds.js';
+import { ALL_KINDS, take, takenByOther } from './kinds.js';
 
 describe('lease.handOff() and locks.adopt(handle)', () => {
   const fx = useLockFixture();
@@ -181,6 +182,23 @@ describe('MultiLock leases', () => {
     await sleep(900);
     expect((lease.signal.reason as LockLostError).reason).toBe('max-hold-time');
     expect(await client.getLock('a').isLocked()).toBe(false);
+    await lease.release();
+  });
+});
+
+describe('RedLock leases', () => {
+  const fx = useLockFixture();
+
+  it('refuse extend, handOff and a per-call maxHoldTime (a RedLock caps renewal with maxRenewals)', async () => {
+    const client = fx.client();
+    const red = new RedLock(client.getLock('a'));
+    await expect(red.acquire({ maxHoldTime: 1_000 })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(red.lock(-1, { maxHoldTime: 1_000 })).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(await fx.keys()).toEqual([]);
+    const lease = await red.acquire({ leaseTime: 5_000 });
+    await expect(lease.extend(1_000)).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(lease.handOff()).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(lease.signal.aborted).toBe(false);
     await lease.release();
   });
 });
