@@ -61,4 +61,20 @@ describe('hand-off across processes', () => {
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     for (const r of results) if (r.status === 'fulfilled') await r.value.release();
   }, 20_000);
+
+  it('two child processes adopt one handle at the same moment: exactly one wins', async () => {
+    for (let round = 0; round < 3; round += 1) {
+      // The adopters start first (a process start takes seconds here), then get the handle at once.
+      const adopters = [0, 1].map(() => spawn(process.execPath, [...NODE_ARGS, fx.url, fx.prefix, 'adopt', '5000']));
+      const lines = adopters.map((adopter) => createInterface({ input: adopter.stdout })[Symbol.asyncIterator]());
+      for (const line of lines) expect((await line.next()).value).toBe('ready');
+      const { child, handle } = await handedOffByChild(fx.url, fx.prefix, 'lock', 10_000);
+      child.kill('SIGKILL');
+      for (const adopter of adopters) adopter.stdin.write(`${JSON.stringify(handle)}\n`);
+      const outcomes = await Promise.all(lines.map(async (line) => (await line.next()).value as string));
+      expect(outcomes.sort()).toEqual(['lost', 'won']);
+      for (const adopter of adopters) if (adopter.exitCode === null) await once(adopter, 'exit');
+      expect(await takenByOther(fx.client(), 'lock', 'moved')).toBe(false);
+    }
+  }, 60_000);
 });
