@@ -45,9 +45,12 @@ export function sharedRequestId(core: LockCore): string {
 // Per lock context, the locks whose hold it handed off. Their owner id now belongs to the
 // adopter: a lock call of the same context would re-enter the adopted hold from two processes.
 const handedOff = new WeakMap<LockContext, Set<string>>();
+/** Until the first hand-off in this process, acquisitions skip the look-up. */
+let anyHandedOff = false;
 
 /** Throws when the current context handed its hold of `lockId` off (see above). */
 export function assertNotHandedOff(lockId: string, name: string): void {
+  if (!anyHandedOff) return;
   const context = currentContext();
   if (context && handedOff.get(context)?.has(lockId)) {
     throw new LockHandedOffError(
@@ -129,6 +132,7 @@ export async function handOffHold(core: LockCore, hold: Hold, facts: HandleFacts
     const locks = handedOff.get(context) ?? new Set<string>();
     locks.add(hold.lockId);
     handedOff.set(context, locks);
+    anyHandedOff = true;
   }
   return {
     rlock: 1,

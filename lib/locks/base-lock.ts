@@ -224,14 +224,7 @@ export abstract class BaseLock implements RLock {
   }
 
   /** Acquires for `owner`; `listed`: an unscoped hold goes on the list `unlock()` takes from. */
-  async #acquire(
-    owner: string,
-    waitMs: number | undefined,
-    leaseMs: number,
-    signal: AbortSignal | undefined,
-    listed = true,
-    maxHoldMs?: number,
-  ): Promise<Acquired | false> {
+  async #acquire(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, listed = true, maxHoldMs?: number): Promise<Acquired | false> {
     signal?.throwIfAborted();
     assertNotHandedOff(this.#lockId, this.name);
     const track = new AcquireTrack(this.core.clientId, this.#lockId, this.name, owner);
@@ -270,12 +263,7 @@ export abstract class BaseLock implements RLock {
    * Counts a confirmed acquisition of `owner` (sent at `sentAt`) in the client's hold records: the
    * holder's clock, and watchdog renewal in watchdog mode. A RedLock's node holds are `quiet`.
    */
-  protected trackHold(
-    owner: string,
-    sentAt: number,
-    leaseMs: number,
-    how: { unscoped?: boolean; quiet?: boolean; maxRenewals?: number; maxHoldMs?: number },
-  ): Hold {
+  protected trackHold(owner: string, sentAt: number, leaseMs: number, how: { unscoped?: boolean; quiet?: boolean; maxRenewals?: number; maxHoldMs?: number }): Hold {
     const watchdog = leaseMs === WATCHDOG_LEASE;
     const letGo = this.#letGo(owner);
     const hold = this.core.holds.acquired({
