@@ -64,6 +64,7 @@ export function checkLeaseHandle(value: unknown): LeaseHandle {
   const kind = text(raw, 'kind');
   if (!KINDS.has(kind)) throw bad(`unknown \`kind\` ${JSON.stringify(kind)}`);
   if (kind === 'multi') {
+    text(raw, 'name');
     if (!Array.isArray(raw.members) || raw.members.length === 0) throw bad('`members` must be a non-empty array');
     return { ...(raw as unknown as LeaseHandle), members: raw.members.map(checkLeaseHandle) };
   }
