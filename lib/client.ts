@@ -5,6 +5,10 @@ import type { RedisConnection } from './connection.js';
 import type { LockClientEvents, LockCore, LockLostInfo } from './core.js';
 import { InvalidArgumentError, LockClientClosedError, toLockError } from './errors.js';
 import { Holds } from './holds.js';
+import { adoptHandle } from './holding/adopt.js';
+import { checkLeaseHandle, type LeaseHandle } from './holding/lease-handle.js';
+import type { Lease } from './lease.js';
+import type { Permit } from './synchronizers/permit.js';
 import { CountDownLatch, type RCountDownLatch } from './synchronizers/count-down-latch.js';
 import { Semaphore, type RSemaphore, type SemaphoreOptions } from './synchronizers/semaphore.js';
 import { evictionCheck } from './ops/eviction-policy.js';
@@ -29,10 +33,11 @@ import {
   checkWatchdogTimeout,
   checkSyncReplicas,
   checkOneOf,
+  checkMaxHoldTime,
 } from './validate.js';
 import { Watchdog } from './watchdog.js';
 
-const KNOWN_OPTIONS = new Set(['keyPrefix', 'watchdogTimeout', 'fairLockWaitTimeout', 'subscriber', 'syncReplicas', 'pubsub']);
+const KNOWN_OPTIONS = new Set(['keyPrefix', 'watchdogTimeout', 'fairLockWaitTimeout', 'maxHoldTime', 'subscriber', 'syncReplicas', 'pubsub']);
 
 /** The process warning for the first `lost` or `error` event of a client that nobody listens to. */
 function warnUnheard(event: 'lost' | 'error', payload: unknown): void {
@@ -121,6 +126,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       keyPrefix,
       watchdogTimeoutMs,
       fairLockWaitTimeoutMs,
+      maxHoldTimeMs: checkMaxHoldTime(raw.maxHoldTime),
       redis,
       scripts,
       syncReplicas,
@@ -261,6 +267,26 @@ export class LockClient extends EventEmitter<LockClientEvents> {
    */
   getCountDownLatch(name: string): RCountDownLatch {
     return new CountDownLatch(this.#core, name);
+  }
+
+  /**
+   * Takes over a hold another process handed off (`lease.handOff()`, `permit.handOff()`): the
+   * same hold in Redis (same owner, hold count and fencing token; a permit's permits), renewed by
+   * this client's watchdog in watchdog mode (`maxHoldTime` counted from now) or kept to its fixed
+   * lease, and released by the returned Lease (a Permit for a permit's handle). Of two calls with
+   * one handle, in any processes, exactly one gets the hold.
+   * @throws InvalidArgumentError for something that is not a handle, or one of another `keyPrefix`.
+   * @throws LockLostError when the hold ended (not adopted in time) or was adopted already.
+   * @example
+   * const lease = await locks.adopt(job.data.handle);
+   * try { await work(lease.signal); } finally { await lease.release(); }
+   */
+  adopt(handle: LeaseHandle & { kind: 'permit' }, options?: { maxHoldTime?: number }): Promise<Permit>;
+  adopt(handle: LeaseHandle, options?: { maxHoldTime?: number }): Promise<Lease>;
+  async adopt(handle: LeaseHandle, options?: { maxHoldTime?: number }): Promise<Lease | Permit> {
+    const checked = checkLeaseHandle(handle);
+    const maxHoldMs = checkMaxHoldTime(checkObject(options, 'options').maxHoldTime, checked.name);
+    return adoptHandle(this.#core, this, checked, maxHoldMs);
   }
 
   /**

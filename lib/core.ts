@@ -56,7 +56,7 @@ export interface LockClientEvents {
   /** The watchdog renewed a hold (watchdog mode: every third of `watchdogTimeout`). */
   renewed: [info: LockEventInfo];
   /**
-   * A held lock was lost (`reason`: deleted, taken, expired, quorum); every Lease of the hold
+   * A held lock was lost (`reason`: deleted, taken, expired, quorum, max-hold-time); every Lease of the hold
    * aborts. Without a listener, the first one becomes a process warning (`RLOCK_UNHEARD_LOST`).
    */
   lost: [info: LockLostInfo];
@@ -79,6 +79,8 @@ export interface LockCore {
   readonly keyPrefix: string;
   readonly watchdogTimeoutMs: number;
   readonly fairLockWaitTimeoutMs: number;
+  /** The client's `maxHoldTime`, ms; undefined: none. */
+  readonly maxHoldTimeMs: number | undefined;
   /** The application's connection, behind the port of its client family. */
   readonly redis: RedisPort;
   readonly scripts: LockScripts;

@@ -36,7 +36,9 @@ export type LockErrorCode =
   /** {@link LockRedisError} */
   | 'LOCK_REDIS_ERROR'
   /** {@link RedLockQuorumError} */
-  | 'REDLOCK_NO_QUORUM';
+  | 'REDLOCK_NO_QUORUM'
+  /** {@link LockHandedOffError} */
+  | 'LOCK_HANDED_OFF';
 
 /**
  * Base class of every error rlock raises. `instanceof` works on this class and on every
@@ -106,7 +108,9 @@ export type LockLostReason =
    */
   | 'expired'
   /** A RedLock could not renew on a majority of its nodes within its validity time. */
-  | 'quorum';
+  | 'quorum'
+  /** A watchdog-mode hold reached its `maxHoldTime`: it was let go in Redis. */
+  | 'max-hold-time';
 
 /** A held lock was lost: `Lease.signal` aborts with this, and `lost` is emitted. */
 export class LockLostError extends LockError {
@@ -161,6 +165,17 @@ export class LockUpgradeError extends LockError {
   override readonly code = 'LOCK_UPGRADE' as const;
 }
 
+/**
+ * The hold was handed to another process (`lease.handOff()`): this Lease's `signal` aborts with
+ * it, and this process neither renews nor releases the hold any more. Whoever adopts the handle
+ * (`locks.adopt(handle)`) holds it now.
+ */
+export class LockHandedOffError extends LockError {
+  /** `'LockHandedOffError'`. */
+  override readonly name = 'LockHandedOffError' as const;
+  override readonly code = 'LOCK_HANDED_OFF' as const;
+}
+
 /** The call was made on, or was still waiting in, a client that has been closed. */
 export class LockClientClosedError extends LockError {
   /** `'LockClientClosedError'`. */
@@ -172,7 +187,7 @@ export class LockClientClosedError extends LockError {
 export type ObjectKind = 'lock' | 'semaphore' | 'latch';
 
 /** What rlock was doing when Redis or the connection failed. */
-export type LockOperation = 'acquire' | 'release' | 'renew' | 'forceUnlock' | 'query';
+export type LockOperation = 'acquire' | 'release' | 'renew' | 'forceUnlock' | 'query' | 'extend' | 'handOff' | 'adopt';
 
 /**
  * A failure from Redis or the connection (OOM, READONLY, CLUSTERDOWN, a closed connection,

@@ -16,6 +16,7 @@ export {
   LockAcquireTimeoutError,
   LockClientClosedError,
   LockError,
+  LockHandedOffError,
   LockLostError,
   LockNotHeldError,
   LockRedisError,
@@ -31,6 +32,8 @@ export {
   type RedLockRoundInfo,
 } from './errors.js';
 export { Lease } from './lease.js';
+export type { LeaseHandle, LeaseHandleKind } from './holding/lease-handle.js';
+export type { HandOffOptions } from './holding/lease-moves.js';
 export { MultiLock } from './locks/multi-lock.js';
 export { RedLock } from './locks/red-lock.js';
 export type { LockHolder, QueuedWaiter } from './inspect/types.js';

@@ -1,4 +1,13 @@
+import { InvalidArgumentError } from './errors.js';
+import type { HandOffOptions } from './holding/lease-moves.js';
+import type { LeaseHandle } from './holding/lease-handle.js';
 import { Releasable } from './releasable.js';
+
+/** What a Lease can do with its hold besides releasing it (lib/holding/lease-moves.ts). */
+export interface LeaseMovesInit {
+  extend(ms: number): Promise<void>;
+  handOff(options?: HandOffOptions): Promise<LeaseHandle>;
+}
 
 /**
  * A Lease's abort, with its AbortController made only when someone reads the signal: most leases
@@ -37,6 +46,8 @@ export interface LeaseInit {
   readonly signal: AbortSignal | LazyAbort;
   readonly token?: number;
   readonly release: () => Promise<void>;
+  /** extend and handOff; a Lease without them refuses both. */
+  readonly moves?: LeaseMovesInit | undefined;
 }
 
 /**
@@ -54,18 +65,51 @@ export class Lease extends Releasable {
   /** The fencing token, for fenced locks. */
   readonly token: number | undefined;
   readonly #signal: AbortSignal | LazyAbort;
+  readonly #moves: LeaseMovesInit | undefined;
 
-  /** @internal Leases are made by the locks (`acquire`, `withLock`). */
+  /** @internal Leases are made by the locks (`acquire`, `withLock`) and by `locks.adopt()`. */
   constructor(init: LeaseInit) {
     super(init.release);
     this.name = init.name;
     this.owner = init.owner;
     this.#signal = init.signal;
     this.token = init.token;
+    this.#moves = init.moves;
+  }
+
+  /**
+   * For a hold taken with a `leaseTime`: the lease now ends `ms` from the moment Redis confirms
+   * this call (never sooner than it already would: a lease is never shortened); the holder's clock
+   * and `signal` follow. Applied once, also when the call is resent after a dropped connection.
+   * @throws InvalidArgumentError for a bad `ms` (as for `leaseTime`) or a watchdog-mode hold.
+   * @throws LockLostError when the hold is gone (released, lost, handed off).
+   */
+  extend(ms: number): Promise<void> {
+    return this.#moves ? this.#moves.extend(ms) : Promise.reject(unsupported(this.name, 'extend'));
+  }
+
+  /**
+   * Hands the hold (all of its owner's re-entries) to another process: resolves with a
+   * JSON-serialisable {@link LeaseHandle} for `locks.adopt(handle)`. This process stops renewing
+   * it and no longer holds it: `signal` aborts with LockHandedOffError, and `release()` resolves
+   * and changes nothing. Until it is adopted nobody renews the hold: in watchdog mode it is kept
+   * `adoptWithin` (default: `watchdogTimeout`) from now; a fixed lease keeps its end.
+   * @throws LockLostError when the hold is gone.
+   * @example
+   * const lease = await locks.getLock('invoice:42').acquire();
+   * await queue.add('charge', { handle: await lease.handOff() });
+   * // in the worker:  const lease = await locks.adopt(job.data.handle); … await lease.release();
+   */
+  handOff(options?: HandOffOptions): Promise<LeaseHandle> {
+    return this.#moves ? this.#moves.handOff(options) : Promise.reject(unsupported(this.name, 'handOff'));
   }
 
   /** Aborted when the lock is lost while the lease is unreleased. */
   get signal(): AbortSignal {
     return this.#signal instanceof LazyAbort ? this.#signal.signal : this.#signal;
   }
+}
+
+function unsupported(name: string, what: string): InvalidArgumentError {
+  return new InvalidArgumentError(`the Lease of "${name}" does not support ${what}()`, { lockName: name });
 }

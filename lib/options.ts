@@ -31,6 +31,14 @@ export interface LockClientOptions {
    */
   fairLockWaitTimeout?: number;
   /**
+   * Watchdog mode: how long a hold (or a permit) is renewed at most, ms, from when it was taken.
+   * Then it is let go in Redis, `lost` is emitted with reason `'max-hold-time'` and its Leases
+   * abort (before anyone else can take it): a hung holder whose event loop still ticks cannot keep
+   * a lock forever. Each acquiring call may give its own (`maxHoldTime` option).
+   * @default undefined (no limit)
+   */
+  maxHoldTime?: number;
+  /**
    * Connection used for pub/sub wake-up notices, of the same client as the main connection
    * (node-redis: connected). rlock does not close a connection you pass.
    * @default a duplicate of the main connection, closed by `close()`

@@ -118,6 +118,16 @@ export interface ParsedWait {
   /** WATCHDOG_LEASE (-1) or a positive lease. */
   leaseMs: number;
   signal: AbortSignal | undefined;
+  /** `maxHoldTime`, ms; undefined: the client's. */
+  maxHoldMs?: number | undefined;
+}
+
+/** `maxHoldTime` (a call's or the client's): a positive duration, undefined when omitted. */
+export function checkMaxHoldTime(value: unknown, lockName?: string): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = checkDuration(value, 'maxHoldTime', lockName);
+  if (ms === 0) throw new InvalidArgumentError('`maxHoldTime` must be positive, got 0', { lockName });
+  return ms;
 }
 
 /** `{ waitTime?, leaseTime?, signal? }` (acquire, withLock, tryLock's object form). */
@@ -127,25 +137,30 @@ export function checkWaitOptions(options: unknown, lockName?: string): ParsedWai
     waitMs: checkWaitTime(raw.waitTime, lockName),
     leaseMs: checkLeaseTime(raw.leaseTime, lockName),
     signal: checkSignal(raw.signal, lockName),
+    maxHoldMs: checkMaxHoldTime(raw.maxHoldTime, lockName),
   };
 }
 
 /** tryLock's arguments: (waitTime?, leaseTime?, { signal }?) or one options object. */
 export function checkTryLockArgs(waitOrOptions: unknown, leaseTime: unknown, options: unknown, lockName?: string): ParsedWait {
   if (typeof waitOrOptions === 'object' && waitOrOptions !== null) return checkWaitOptions(waitOrOptions, lockName);
+  const raw = checkObject(options, 'options');
   return {
     waitMs: checkWaitTime(waitOrOptions, lockName),
     leaseMs: checkLeaseTime(leaseTime, lockName),
-    signal: checkSignal(checkObject(options, 'options').signal, lockName),
+    signal: checkSignal(raw.signal, lockName),
+    maxHoldMs: checkMaxHoldTime(raw.maxHoldTime, lockName),
   };
 }
 
 /** lock()'s arguments: (leaseTime?, { signal }?). */
 export function checkLockArgs(leaseTime: unknown, options: unknown, lockName?: string): ParsedWait {
+  const raw = checkObject(options, 'options');
   return {
     waitMs: undefined,
     leaseMs: checkLeaseTime(leaseTime, lockName),
-    signal: checkSignal(checkObject(options, 'options').signal, lockName),
+    signal: checkSignal(raw.signal, lockName),
+    maxHoldMs: checkMaxHoldTime(raw.maxHoldTime, lockName),
   };
 }
 

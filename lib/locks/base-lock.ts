@@ -12,6 +12,10 @@ import { leaseOfHold, releaseHold, type ReleaseTicket } from './hold-release.js'
 import { LockMember } from './lock-member.js';
 import { confirmReplicas } from './replica-ack.js';
 import { AcquireTrack } from '../telemetry/channels.js';
+import { assertNotHandedOff, movesOf, releaseWhole } from '../holding/lease-moves.js';
+import { capHold } from '../holding/max-hold.js';
+import type { LeaseHandleKind } from '../holding/lease-handle.js';
+import { HOLD_ACCESS, type HoldAccess } from '../holding/hold-access.js';
 import { newRequestId } from './request-id.js';
 import { runWithLease } from './with-lease.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
@@ -33,11 +37,13 @@ export abstract class BaseLock implements RLock {
   protected readonly keys: LockKeys;
   /** This lock and kind in the client's hold records: `${kind}\0${lock key}`. */
   readonly #lockId: string;
+  readonly #kind: LeaseHandleKind;
 
-  protected constructor(core: LockCore, name: unknown, kind: string) {
+  protected constructor(core: LockCore, name: unknown, kind: LeaseHandleKind) {
     this.name = checkLockName(name);
     this.core = core;
     this.keys = lockKeys(core.keyPrefix, this.name);
+    this.#kind = kind;
     this.#lockId = `${kind}\u0000${this.keys.lock}`;
   }
 
@@ -65,8 +71,8 @@ export abstract class BaseLock implements RLock {
   }
 
   async lock(leaseTime?: number, options?: SignalOptions): Promise<void> {
-    const { leaseMs, signal } = checkLockArgs(leaseTime, options, this.name);
-    await this.take(undefined, leaseMs, signal);
+    const { leaseMs, signal, maxHoldMs } = checkLockArgs(leaseTime, options, this.name);
+    await this.take(undefined, leaseMs, signal, maxHoldMs);
   }
 
   tryLock(waitTime?: number, leaseTime?: number, options?: SignalOptions): Promise<boolean>;
@@ -76,8 +82,8 @@ export abstract class BaseLock implements RLock {
     leaseTime?: number,
     options?: SignalOptions,
   ): Promise<boolean> {
-    const { waitMs, leaseMs, signal } = checkTryLockArgs(waitOrOptions, leaseTime, options, this.name);
-    return (await this.take(waitMs ?? 0, leaseMs, signal)) !== false;
+    const { waitMs, leaseMs, signal, maxHoldMs } = checkTryLockArgs(waitOrOptions, leaseTime, options, this.name);
+    return (await this.take(waitMs ?? 0, leaseMs, signal, maxHoldMs)) !== false;
   }
 
   async unlock(): Promise<void> {
@@ -132,11 +138,11 @@ export abstract class BaseLock implements RLock {
   }
 
   async acquire(options?: LockWaitOptions): Promise<Lease> {
-    const { waitMs, leaseMs, signal } = checkWaitOptions(options, this.name);
+    const { waitMs, leaseMs, signal, maxHoldMs } = checkWaitOptions(options, this.name);
     const opening = this.opening();
     if (opening) await opening;
     const owner = this.#acquiringOwner();
-    const acquired = await this.#acquire(owner, waitMs, leaseMs, signal);
+    const acquired = await this.#acquire(owner, waitMs, leaseMs, signal, true, maxHoldMs);
     if (acquired === false) {
       throw new LockAcquireTimeoutError(`timed out after ${waitMs} ms waiting for lock "${this.name}"`, waitMs ?? 0, {
         lockName: this.name,
@@ -186,10 +192,10 @@ export abstract class BaseLock implements RLock {
   }
 
   /** Acquires for the current owner (the context's, or a fresh one); false when the wait ran out. */
-  protected async take(waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
+  protected async take(waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, maxHoldMs?: number): Promise<Acquired | false> {
     const opening = this.opening();
     if (opening) await opening;
-    return this.#acquire(this.#acquiringOwner(), waitMs, leaseMs, signal);
+    return this.#acquire(this.#acquiringOwner(), waitMs, leaseMs, signal, true, maxHoldMs);
   }
 
   /** Releases one hold of `owner` quietly: for acquisitions nobody waits for any more. */
@@ -218,8 +224,9 @@ export abstract class BaseLock implements RLock {
   }
 
   /** Acquires for `owner`; `listed`: an unscoped hold goes on the list `unlock()` takes from. */
-  async #acquire(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, listed = true): Promise<Acquired | false> {
+  async #acquire(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, listed = true, maxHoldMs?: number): Promise<Acquired | false> {
     signal?.throwIfAborted();
+    assertNotHandedOff(this.#lockId, this.name);
     const track = new AcquireTrack(this.core.clientId, this.#lockId, this.name, owner);
     const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
     const ttlMs = this.ttlFor(leaseMs);
@@ -247,7 +254,7 @@ export abstract class BaseLock implements RLock {
       await confirmReplicas(this.core, this.name, this.keys.lock, rollBack, () => this.abandon(owner));
     }
     // Synchronously with the reply: the holder's clock (and renewal) start before user code runs.
-    this.trackHold(owner, acquired.sentAt, leaseMs, { unscoped: listed && !currentContext() });
+    this.trackHold(owner, acquired.sentAt, leaseMs, { unscoped: listed && !currentContext(), maxHoldMs: maxHoldMs ?? this.core.maxHoldTimeMs });
     this.core.events.emit('acquired', track.acquired());
     return acquired;
   }
@@ -256,8 +263,9 @@ export abstract class BaseLock implements RLock {
    * Counts a confirmed acquisition of `owner` (sent at `sentAt`) in the client's hold records: the
    * holder's clock, and watchdog renewal in watchdog mode. A RedLock's node holds are `quiet`.
    */
-  protected trackHold(owner: string, sentAt: number, leaseMs: number, how: { unscoped?: boolean; quiet?: boolean; maxRenewals?: number }): Hold {
+  protected trackHold(owner: string, sentAt: number, leaseMs: number, how: { unscoped?: boolean; quiet?: boolean; maxRenewals?: number; maxHoldMs?: number }): Hold {
     const watchdog = leaseMs === WATCHDOG_LEASE;
+    const letGo = this.#letGo(owner);
     const hold = this.core.holds.acquired({
       lockId: this.#lockId,
       owner,
@@ -265,15 +273,34 @@ export abstract class BaseLock implements RLock {
       unscoped: how.unscoped ?? false,
       quiet: how.quiet,
       maxRenewals: how.maxRenewals,
-      letGo: (count) => {
-        for (let i = 0; i < count; i += 1) this.releaseFor(owner, 0, newRequestId(), 1_000).catch(() => undefined);
-      },
+      letGo,
       sentAt,
       ttlMs: this.ttlFor(leaseMs),
       watchdog,
     });
     if (watchdog) this.core.watchdog.kick();
+    if (!how.quiet) capHold(this.core, hold, how.maxHoldMs, letGo);
     return hold;
+  }
+
+  /** Releases `count` holds of `owner` in the background, nobody waiting (see Hold.letGo). */
+  #letGo(owner: string): (count: number) => void {
+    return (count) => {
+      for (let i = 0; i < count; i += 1) this.releaseFor(owner, 0, newRequestId(), 1_000).catch(() => undefined);
+    };
+  }
+
+  /** For `lease.handOff()` and `locks.adopt()` (lib/holding/): this lock's holds by exact owner. */
+  [HOLD_ACCESS](): HoldAccess {
+    return {
+      core: this.core,
+      name: this.name,
+      lockId: this.#lockId,
+      target: (owner) => this.renewTarget(owner),
+      letGo: (owner) => this.#letGo(owner),
+      // The adopted Lease stands for the whole hold: its release() releases every hold count.
+      lease: (owner, token) => this.#lease(owner, { token }, releaseWhole((ticket) => this.#release(owner, ticket))),
+    };
   }
 
   /** The client's record of `owner`'s holds of this lock, if it holds any. */
@@ -304,8 +331,10 @@ export abstract class BaseLock implements RLock {
     return releaseHold(this.core, this.name, hold, (...args) => this.releaseFor(...args), ticket);
   }
 
-  #lease(owner: string, acquired: Acquired): Lease {
-    return leaseOfHold(this.name, owner, this.holdOf(owner), acquired.token, (ticket) => this.#release(owner, ticket));
+  #lease(owner: string, acquired: { token?: number | undefined }, release = (ticket: ReleaseTicket) => this.#release(owner, ticket)): Lease {
+    const hold = this.holdOf(owner);
+    const moves = movesOf(this.core, hold, { kind: this.#kind, name: this.name, token: acquired.token });
+    return leaseOfHold(this.name, owner, hold, acquired.token, release, moves);
   }
 
   /** The owner acquiring now: the context's, or a fresh one outside any context. */

@@ -1,7 +1,7 @@
 import type { LockCore } from '../core.js';
 import { LockLostError, LockNotHeldError, LockRedisError, ScriptStatus, toLockError } from '../errors.js';
 import { kindOf, type Hold, type PendingRelease } from '../holds.js';
-import { LazyAbort, Lease } from '../lease.js';
+import { LazyAbort, Lease, type LeaseMovesInit } from '../lease.js';
 import { RECORD_MAX_MS, RELEASE_TIMEOUT_MS } from '../options.js';
 import { raceDeadline, TIMED_OUT } from '../wait.js';
 import { newRequestId } from './request-id.js';
@@ -176,6 +176,7 @@ export function leaseOfHold(
   hold: { readonly leases: Set<{ abort(reason?: unknown): void }> } | undefined,
   token: number | undefined,
   release: (ticket: ReleaseTicket) => Promise<unknown>,
+  moves?: LeaseMovesInit,
 ): Lease {
   const controller = new LazyAbort();
   hold?.leases.add(controller);
@@ -185,6 +186,7 @@ export function leaseOfHold(
     owner,
     signal: controller,
     token,
+    moves,
     release: async () => {
       hold?.leases.delete(controller);
       try {

@@ -11,6 +11,7 @@ import {
 import { BASE_LOCK } from './base-lock.js';
 import type { LockMember } from './lock-member.js';
 import { runWithLease } from './with-lease.js';
+import { combineLeases } from '../holding/combined-lease.js';
 import { raceDeadline } from '../wait.js';
 import { memberHolders } from '../inspect/composite.js';
 import type { LockHolder } from '../inspect/types.js';
@@ -203,7 +204,7 @@ export class MultiLock implements RLock {
   async #acquireLeases(parsed: ParsedWait): Promise<Lease[]> {
     const take = async ({ lock }: LockMember, waitMs: number | undefined): Promise<Lease | false> => {
       try {
-        return await lock.acquire({ waitTime: waitMs, leaseTime: parsed.leaseMs, signal: parsed.signal });
+        return await lock.acquire({ waitTime: waitMs, leaseTime: parsed.leaseMs, signal: parsed.signal, maxHoldTime: parsed.maxHoldMs });
       } catch (error) {
         if (error instanceof LockAcquireTimeoutError) return false;
         throw error;
@@ -265,24 +266,7 @@ export class MultiLock implements RLock {
   }
 
   #combine(leases: Lease[]): Lease {
-    const controller = new AbortController();
-    const onLost = (event: Event): void => controller.abort((event.target as AbortSignal).reason);
-    for (const lease of leases) {
-      if (lease.signal.aborted) controller.abort(lease.signal.reason);
-      else lease.signal.addEventListener('abort', onLost, { once: true });
-    }
-    return new Lease({
-      name: this.name,
-      owner: leases[0]!.owner,
-      signal: controller.signal,
-      release: async () => {
-        for (const lease of leases) lease.signal.removeEventListener('abort', onLost);
-        const failure = (await Promise.allSettled(leases.map((lease) => lease.release()))).find(
-          (result) => result.status === 'rejected',
-        );
-        if (failure) throw failure.reason;
-      },
-    });
+    return combineLeases(this.name, leases);
   }
 }
 

@@ -16,6 +16,7 @@ import { checkFunction, checkLockArgs, checkTryLockArgs, checkWaitOptions, WATCH
 import { raceDeadline } from '../wait.js';
 import type { NodeLock } from './node-lock.js';
 import { runWithLease } from './with-lease.js';
+import { withoutMaxHold } from '../holding/max-hold.js';
 import { majorityHolders } from '../inspect/composite.js';
 import type { LockHolder } from '../inspect/types.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
@@ -91,7 +92,7 @@ export class RedLock implements RLock {
   }
 
   async lock(leaseTime?: number, options?: SignalOptions): Promise<void> {
-    const { leaseMs, signal } = checkLockArgs(leaseTime, options, this.name);
+    const { leaseMs, signal } = withoutMaxHold(checkLockArgs(leaseTime, options, this.name), this.name);
     this.#assertOpen();
     await this.#acquire(this.#acquiringOwner(), undefined, leaseMs, signal);
   }
@@ -99,7 +100,7 @@ export class RedLock implements RLock {
   tryLock(waitTime?: number, leaseTime?: number, options?: SignalOptions): Promise<boolean>;
   tryLock(options: LockWaitOptions): Promise<boolean>;
   async tryLock(waitOrOptions?: number | LockWaitOptions, leaseTime?: number, options?: SignalOptions): Promise<boolean> {
-    const parsed = checkTryLockArgs(waitOrOptions, leaseTime, options, this.name);
+    const parsed = withoutMaxHold(checkTryLockArgs(waitOrOptions, leaseTime, options, this.name), this.name);
     this.#assertOpen();
     const outcome = await this.#acquire(this.#acquiringOwner(), parsed.waitMs ?? 0, parsed.leaseMs, parsed.signal);
     return outcome instanceof RedHold;
@@ -149,7 +150,7 @@ export class RedLock implements RLock {
   }
 
   async acquire(options?: LockWaitOptions): Promise<Lease> {
-    const { waitMs, leaseMs, signal } = checkWaitOptions(options, this.name);
+    const { waitMs, leaseMs, signal } = withoutMaxHold(checkWaitOptions(options, this.name), this.name);
     this.#assertOpen();
     const owner = this.#acquiringOwner();
     const outcome = await this.#acquire(owner, waitMs, leaseMs, signal);
@@ -165,7 +166,7 @@ export class RedLock implements RLock {
 
   async withLock<T>(fn: (lease: Lease) => T | Promise<T>, options?: LockWaitOptions): Promise<T> {
     const body = checkFunction<(lease: Lease) => T | Promise<T>>(fn, 'fn');
-    checkWaitOptions(options, this.name);
+    withoutMaxHold(checkWaitOptions(options, this.name), this.name);
     return runWithLease(() => this.acquire(options), body, (error) => this.#home.events.emit('error', error));
   }
 

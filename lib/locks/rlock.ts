@@ -9,12 +9,19 @@ export interface LockWaitOptions {
   leaseTime?: number;
   /** Aborts the wait; the call rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * Watchdog mode: renew the hold for at most this long, ms; then it is let go and `lost`
+   * ('max-hold-time') is emitted, its Leases abort. Omitted: the client's `maxHoldTime`.
+   */
+  maxHoldTime?: number;
 }
 
-/** Options of a call that only takes an abort signal. */
+/** Options of `lock()` and of `tryLock(waitTime, leaseTime, options)`. */
 export interface SignalOptions {
   /** Aborts the wait; the call rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** As {@link LockWaitOptions.maxHoldTime}. */
+  maxHoldTime?: number;
 }
 
 /** The lock interface every rlock lock type implements (Redisson's RLock). */

@@ -1,4 +1,5 @@
 import { FairLockScripts } from './fair-scripts.js';
+import { LeaseMoveScripts } from './lease-move-scripts.js';
 import { ExclusiveLockScripts } from './lock-scripts.js';
 import { ReadWriteLockScripts } from './read-write-scripts.js';
 import { RenewalScripts } from './renewal-scripts.js';
@@ -42,6 +43,8 @@ export class LockScripts {
   readonly readWrite: ReadWriteLockScripts;
   readonly renewal: RenewalScripts;
   readonly synchronizers: SynchronizerScripts;
+  /** extend, hand-off and adopt of any kind's hold. */
+  readonly leaseMoves: LeaseMoveScripts;
 
   constructor(port: RedisPort) {
     const runner = new ScriptRunner(port);
@@ -50,5 +53,6 @@ export class LockScripts {
     this.readWrite = new ReadWriteLockScripts(runner);
     this.renewal = new RenewalScripts(runner);
     this.synchronizers = new SynchronizerScripts(runner);
+    this.leaseMoves = new LeaseMoveScripts(runner);
   }
 }

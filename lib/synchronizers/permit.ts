@@ -1,3 +1,6 @@
+import type { HandOffOptions } from '../holding/lease-moves.js';
+import type { LeaseHandle } from '../holding/lease-handle.js';
+import type { LeaseMovesInit } from '../lease.js';
 import { Releasable } from '../releasable.js';
 
 /** What a Permit is built from. */
@@ -7,6 +10,7 @@ export interface PermitInit {
   readonly permits: number;
   readonly signal: AbortSignal;
   readonly release: () => Promise<void>;
+  readonly moves: LeaseMovesInit;
 }
 
 /**
@@ -27,6 +31,7 @@ export class Permit extends Releasable {
   readonly permits: number;
   /** Aborted when the permits are lost (or no longer renewed) while unreleased. */
   readonly signal: AbortSignal;
+  readonly #moves: LeaseMovesInit;
   /** @internal Permits are made by the semaphore (`acquire`, `tryAcquire`, `withPermit`). */
   constructor(init: PermitInit) {
     super(init.release);
@@ -34,5 +39,23 @@ export class Permit extends Releasable {
     this.name = init.name;
     this.permits = init.permits;
     this.signal = init.signal;
+    this.#moves = init.moves;
+  }
+
+  /**
+   * For permits taken with a `leaseTime`: their lease now ends `ms` from the moment Redis confirms
+   * this call (never sooner than it would have). As `Lease.extend`.
+   * @throws InvalidArgumentError for a bad `ms` or a watchdog-mode permit; LockLostError when gone.
+   */
+  extend(ms: number): Promise<void> {
+    return this.#moves.extend(ms);
+  }
+
+  /**
+   * Hands the permits to another process: a {@link LeaseHandle} for `locks.adopt(handle)`, which
+   * resolves with a Permit there. As `Lease.handOff`: `signal` aborts with LockHandedOffError here.
+   */
+  handOff(options?: HandOffOptions): Promise<LeaseHandle> {
+    return this.#moves.handOff(options);
   }
 }

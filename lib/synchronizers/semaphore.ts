@@ -1,7 +1,10 @@
 import type { LockCore } from '../core.js';
 import { InvalidArgumentError, LockAcquireTimeoutError } from '../errors.js';
 import { acquireInTurn, type FairAttempt } from '../fair-wait.js';
-import { holdDrift, type RenewTarget } from '../holds.js';
+import { holdDrift, type Hold, type RenewTarget } from '../holds.js';
+import { HOLD_ACCESS, type HoldAccess } from '../holding/hold-access.js';
+import { movesOf } from '../holding/lease-moves.js';
+import { capHold } from '../holding/max-hold.js';
 import { releaseHold, type ReleaseTicket } from '../locks/hold-release.js';
 import { confirmReplicas } from '../locks/replica-ack.js';
 import { SUBSCRIPTION_LINGER_MS } from '../options.js';
@@ -31,6 +34,8 @@ export interface PermitOptions {
   leaseTime?: number;
   /** Aborts the wait (rejecting with the signal's reason). */
   signal?: AbortSignal;
+  /** Watchdog mode: renew the permit for at most this long, ms (see the client's `maxHoldTime`). */
+  maxHoldTime?: number;
 }
 
 /** A counting semaphore with leased permits: `locks.getSemaphore(name, { permits, fair? })`. */
@@ -52,7 +57,7 @@ export interface RSemaphore {
 }
 
 const KNOWN_OPTIONS = new Set(['permits', 'fair']);
-const KNOWN_REQUEST_OPTIONS = new Set(['permits', 'waitTime', 'leaseTime', 'signal']);
+const KNOWN_REQUEST_OPTIONS = new Set(['permits', 'waitTime', 'leaseTime', 'signal', 'maxHoldTime']);
 /** Permit and waiter ids are numbered per process; with the client id they are unique everywhere. */
 let lastPermit = 0;
 let lastWaiter = 0;
@@ -96,12 +101,12 @@ export class Semaphore implements RSemaphore {
 
   async tryAcquire(options?: PermitOptions): Promise<Permit | null> {
     const request = this.#check(options);
-    return this.#acquire(request.need, request.waitMs ?? 0, request.leaseMs, request.signal);
+    return this.#acquire(request.need, request.waitMs ?? 0, request.leaseMs, request.signal, request.maxHoldMs);
   }
 
   async acquire(options?: PermitOptions): Promise<Permit> {
-    const { need, waitMs, leaseMs, signal } = this.#check(options);
-    const permit = await this.#acquire(need, waitMs, leaseMs, signal);
+    const { need, waitMs, leaseMs, signal, maxHoldMs } = this.#check(options);
+    const permit = await this.#acquire(need, waitMs, leaseMs, signal, maxHoldMs);
     if (permit) return permit;
     throw new LockAcquireTimeoutError(`timed out after ${waitMs} ms waiting for ${need} permit(s) of semaphore "${this.name}"`, waitMs ?? 0, {
       lockName: this.name,
@@ -128,7 +133,7 @@ export class Semaphore implements RSemaphore {
     return this.#scripts.available(this.#keys, this.permits);
   }
 
-  #check(options: unknown): { need: number; waitMs: number | undefined; leaseMs: number; signal: AbortSignal | undefined } {
+  #check(options: unknown): { need: number; waitMs: number | undefined; leaseMs: number; signal: AbortSignal | undefined; maxHoldMs?: number | undefined } {
     const raw = checkObject(options, 'options');
     checkKnown(raw, KNOWN_REQUEST_OPTIONS);
     const need = raw.permits === undefined ? 1 : checkCount(raw.permits, 'permits', this.permits, this.name);
@@ -140,7 +145,7 @@ export class Semaphore implements RSemaphore {
     await this.#core.ready();
   }
 
-  async #acquire(need: number, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Permit | null> {
+  async #acquire(need: number, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, maxHoldMs?: number): Promise<Permit | null> {
     await this.#open();
     signal?.throwIfAborted();
     const core = this.#core;
@@ -162,7 +167,7 @@ export class Semaphore implements RSemaphore {
       // already, its permits out to others: give it back, and ask again within the wait.
       if (performance.now() < acquired.sentAt + ttlMs - holdDrift(ttlMs)) {
         if (core.syncReplicas) await confirmReplicas(core, this.name, this.#keys.permits, () => this.#send(id), abandon, 'semaphore');
-        return this.#permit(id, need, acquired.sentAt, ttlMs, leaseMs === WATCHDOG_LEASE);
+        return this.#permit(id, need, acquired.sentAt, ttlMs, leaseMs === WATCHDOG_LEASE, maxHoldMs ?? core.maxHoldTimeMs);
       }
       abandon();
       if (left === 0 || performance.now() >= deadline) return null;
@@ -176,12 +181,34 @@ export class Semaphore implements RSemaphore {
   }
 
   /** Records the permit under the holder's clock (and the watchdog) before user code runs. */
-  #permit(id: string, need: number, sentAt: number, ttlMs: number, watchdog: boolean): Permit {
+  #permit(id: string, need: number, sentAt: number, ttlMs: number, watchdog: boolean, maxHoldMs: number | undefined): Permit {
     const core = this.#core;
-    const target: RenewTarget = { name: this.name, script: 'permit', keys: [this.#keys.permits], holder: id };
-    const hold = core.holds.acquired({ lockId: `permit\u0000${this.#keys.permits}`, owner: id, target, unscoped: false, sentAt, ttlMs, watchdog });
+    const access = this[HOLD_ACCESS]();
+    const hold = core.holds.acquired({ lockId: access.lockId, owner: id, target: access.target(id), unscoped: false, sentAt, ttlMs, watchdog });
     if (watchdog) core.watchdog.kick();
+    capHold(core, hold, maxHoldMs, access.letGo(id));
     core.events.emit('acquired', { name: this.name, owner: id });
+    return this.#permitOf(id, need, hold);
+  }
+
+  /** For `permit.handOff()` and `locks.adopt()` (lib/holding/): permits by exact id. */
+  [HOLD_ACCESS](): HoldAccess {
+    return {
+      core: this.#core,
+      name: this.name,
+      lockId: `permit\u0000${this.#keys.permits}`,
+      target: (id): RenewTarget => ({ name: this.name, script: 'permit', keys: [this.#keys.permits], holder: id }),
+      letGo: (id) => () => void this.#send(id).catch(() => undefined),
+      lease: (id) => {
+        const hold = this.#core.holds.get(`permit\u0000${this.#keys.permits}`, id);
+        return this.#permitOf(id, Number(id.split(':', 1)[0]), hold!);
+      },
+    };
+  }
+
+  /** The Permit of `hold`: its signal follows the hold; release() gives the permits back once. */
+  #permitOf(id: string, need: number, hold: Hold): Permit {
+    const core = this.#core;
     const controller = new AbortController();
     hold.leases.add(controller);
     const ticket: ReleaseTicket = {};
@@ -190,6 +217,7 @@ export class Semaphore implements RSemaphore {
       name: this.name,
       permits: need,
       signal: controller.signal,
+      moves: movesOf(core, hold, { kind: 'permit', name: this.name, permits: need, limit: this.permits, fair: this.fair }),
       release: async () => {
         hold.leases.delete(controller);
         // Released already, or lost (the signal said so): nothing to give back.

@@ -63,7 +63,7 @@ export interface ReleaseMessage extends LockMessage {
 
 /** `rlock:lost`. */
 export interface LostMessage extends LockMessage {
-  /** Why it was lost: `deleted`, `taken`, `expired` (the holder's clock ran out), `quorum` (a RedLock). */
+  /** Why it was lost: `deleted`, `taken`, `expired` (the holder's clock ran out), `quorum` (a RedLock), `max-hold-time`. */
   readonly reason: LockLostReason;
 }
 

@@ -38,12 +38,14 @@ export interface Hold {
   readonly ttl: number;
   readonly watchdog: boolean;
   readonly reentry: boolean;
+  /** An adopted hold: the handed-off hold it continues (same owner and token). */
+  readonly adoptedFrom?: string;
   readonly token: number | undefined;
   /** Semaphores: how many permits it has. */
   readonly permits?: number;
-  /** The holder stopped believing it holds: it called release, was told `lost`, or died. */
+  /** The holder stopped believing it holds: it called release, was told `lost`, handed it off, or died. */
   end: number | undefined;
-  endKind: 'release' | 'lost' | 'killed' | 'exit' | undefined;
+  endKind: 'release' | 'lost' | 'handed-off' | 'killed' | 'exit' | undefined;
   lostReason?: string;
   releaseOk?: boolean;
   releaseError?: string;
@@ -81,6 +83,10 @@ export interface CheckStats {
   holds: number;
   reentries: number;
   lost: number;
+  /** Hand-offs asked for, adoptions that followed, and losses to maxHoldTime. */
+  handOffs: number;
+  adopted: number;
+  maxHoldTime: number;
   waits: number;
   waitsTimedOut: number;
   waitsAborted: number;
@@ -122,6 +128,9 @@ export class Checker {
     holds: 0,
     reentries: 0,
     lost: 0,
+    handOffs: 0,
+    adopted: 0,
+    maxHoldTime: 0,
     waits: 0,
     waitsTimedOut: 0,
     waitsAborted: 0,
@@ -151,6 +160,11 @@ export class Checker {
   readonly #log: readonly FaultRecord[];
   /** Open holds per owner (re-entries share an owner); the lock is probed when the last one ends. */
   readonly #owners = new Map<string, { open: number; ttl: number; kind: Kind; names: Set<string> }>();
+  /**
+   * Hand-offs on their way, per owner: the handle keeps the owner's hold alive (counted as an open
+   * hold) until it is adopted, its adoption failed, or the worker that carries it died.
+   */
+  readonly #handOffs = new Map<string, { worker: number; incarnation: number }>();
   /** Each owner's latest re-entry call: when it was made, and the lease it asked for. */
   readonly #attempts = new Map<string, { t: number; ttl: number }>();
   readonly #probes = new Set<Promise<void>>();
@@ -176,6 +190,9 @@ export class Checker {
     const { event, worker, incarnation } = tagged;
     switch (event.type) {
       case 'acquired': {
+        // An adopted hold is believed from the hand-off on: the handle stood for it in the gap.
+        const from = event.adoptedFrom === undefined ? undefined : this.holds.get(event.adoptedFrom);
+        const start = from?.end !== undefined ? Math.min(from.end, event.t) : event.t;
         const hold: Hold = {
           id: event.hold,
           worker,
@@ -184,11 +201,12 @@ export class Checker {
           names: event.names,
           mode: event.mode,
           owner: event.owner,
-          t0: event.t0,
-          start: event.t,
+          t0: Math.min(event.t0, start),
+          start,
           ttl: event.ttl,
           watchdog: event.watchdog,
           reentry: event.reentry,
+          adoptedFrom: event.adoptedFrom,
           token: event.token,
           permits: event.permits,
           end: undefined,
@@ -202,8 +220,23 @@ export class Checker {
         owner.ttl = Math.max(owner.ttl, hold.ttl);
         for (const name of hold.names) owner.names.add(name);
         this.#owners.set(hold.owner, owner);
+        if (hold.adoptedFrom !== undefined) {
+          this.stats.adopted += 1;
+          this.#handOffDone(hold.owner, event.t);
+        }
         return;
       }
+      case 'handoff': {
+        this.stats.handOffs += 1;
+        const owner = this.#owners.get(event.owner);
+        if (!owner) return;
+        owner.open += 1;
+        this.#handOffs.set(event.owner, { worker, incarnation });
+        return;
+      }
+      case 'adopt-failed':
+        this.#handOffDone(event.owner, event.t);
+        return;
       case 'release': {
         // Called: the holder stops acting as one now, whenever (and whether) the answer comes.
         const hold = this.holds.get(event.hold);
@@ -231,6 +264,11 @@ export class Checker {
         const hold = this.holds.get(event.hold);
         if (!hold) return;
         hold.lostReason = event.reason;
+        if (event.reason === 'LockHandedOffError') {
+          this.#ended(hold, event.t, 'handed-off');
+          return;
+        }
+        if (event.reason === 'max-hold-time') this.stats.maxHoldTime += 1;
         this.stats.lost += 1;
         this.#ended(hold, event.t, 'lost');
         return;
@@ -265,8 +303,17 @@ export class Checker {
     }
   }
 
+  /** A hand-off of `owner`'s hold is over (adopted, failed, or its worker died): the handle no longer keeps the owner. */
+  #handOffDone(owner: string, t: number): void {
+    if (!this.#handOffs.delete(owner)) return;
+    this.#letOwner(owner, t);
+  }
+
   /** A worker incarnation is gone (killed, or exited at the end): its open holds end at `t`. */
   workerGone(worker: number, incarnation: number, t: number, how: 'killed' | 'exit'): void {
+    for (const [owner, carrier] of [...this.#handOffs]) {
+      if (carrier.worker === worker && carrier.incarnation === incarnation) this.#handOffDone(owner, t);
+    }
     for (const hold of this.holds.values()) {
       if (hold.worker !== worker || hold.incarnation !== incarnation) continue;
       if (!hold.probed) this.#ended(hold, t, how);
@@ -295,16 +342,21 @@ export class Checker {
   /** The hold is let go of in Redis from `t` on: when its owner's last one is, probe the lock later. */
   #let(hold: Hold, t: number): void {
     hold.probed = true;
-    const owner = this.#owners.get(hold.owner);
+    this.#letOwner(hold.owner, t);
+  }
+
+  /** One of `ownerId`'s holds (or a hand-off of it) is let go of at `t`: probe the lock when it was the last. */
+  #letOwner(ownerId: string, t: number): void {
+    const owner = this.#owners.get(ownerId);
     if (!owner) return;
     owner.open -= 1;
     if (owner.open > 0) return;
-    this.#owners.delete(hold.owner);
+    this.#owners.delete(ownerId);
     // The owner holds nothing any more: within its lease (+ margin) Redis must agree.
     const due = Math.max(0, t + owner.ttl + STUCK_MARGIN_MS - (performance.timeOrigin + performance.now()));
     const timer = setTimeout(() => {
       this.#timers.delete(timer);
-      const probe = this.#probeOwner(hold.owner, owner.kind, [...owner.names], t, owner.ttl);
+      const probe = this.#probeOwner(ownerId, owner.kind, [...owner.names], t, owner.ttl);
       this.#probes.add(probe);
       void probe.finally(() => this.#probes.delete(probe));
     }, due);
@@ -541,12 +593,25 @@ export class Checker {
   #checkTokens(restarts: readonly FaultRecord[]): void {
     const byName = new Map<string, Hold[]>();
     const mainRestarts = restarts.filter((r) => r.fault.type === 'redis-restart' && r.fault.server === 'main');
-    const fresh = [...this.holds.values()].filter((h) => h.kind === 'fenced' && !h.reentry);
+    const fresh = [...this.holds.values()].filter((h) => h.kind === 'fenced' && !h.reentry && h.adoptedFrom === undefined);
     // A nested acquisition whose owner no longer believed its outer hold took the lock afresh.
     const outerOf = (hold: Hold): Hold | undefined =>
       fresh.find((h) => h.owner === hold.owner && h.start <= hold.start && (h.end ?? Infinity) > hold.start);
     for (const hold of this.holds.values()) {
       if (hold.kind !== 'fenced' || hold.token === undefined) continue;
+      if (hold.adoptedFrom !== undefined) {
+        // The same hold, moved: the same token.
+        const from = this.holds.get(hold.adoptedFrom);
+        if (from && from.token !== hold.token) {
+          this.violations.push({
+            kind: 'token-reentry',
+            name: hold.names[0],
+            at: hold.start,
+            message: `lock "${hold.names[0]}": adopted hold ${hold.id} got token ${hold.token}, the handed-off hold ${from.id} had ${from.token}`,
+          });
+        }
+        continue;
+      }
       if (!hold.reentry || !outerOf(hold)) {
         const straddles = mainRestarts.some((r) => hold.t0 < r.end! && hold.start > r.start);
         if (straddles) continue;

@@ -59,6 +59,8 @@ export type WorkerEvent =
       readonly mode: HoldMode;
       readonly owner: string;
       readonly reentry: boolean;
+      /** An adoption (locks.adopt) of this handed-off hold: the owner's hold goes on here. */
+      readonly adoptedFrom?: string;
       /** The longest the hold lives in Redis without renewal, ms. */
       readonly ttl: number;
       readonly watchdog: boolean;
@@ -80,6 +82,13 @@ export type WorkerEvent =
       readonly ok: boolean;
       readonly error?: string;
     }
+  /**
+   * A hand-off of the hold is asked for (sent before the call): its owner may live on in another
+   * client's adopted hold, which reports `acquired` with `adoptedFrom`, or `adopt-failed`.
+   */
+  | { readonly type: 'handoff'; readonly t: number; readonly hold: string; readonly owner: string }
+  /** The hand-off or the adoption of the owner's hold failed: no adopted hold follows. */
+  | { readonly type: 'adopt-failed'; readonly t: number; readonly owner: string; readonly error: string }
   /** The hold's Lease signal aborted: the holder was told it lost the lock. */
   | { readonly type: 'lost'; readonly t: number; readonly hold: string; readonly reason: string }
   /** A write to the fenced resource, with the hold's token. */

@@ -26,7 +26,7 @@ function describeEvent(tagged: TaggedEvent, origin: number): string {
   const who = `w${tagged.worker}#${tagged.incarnation}`;
   switch (e.type) {
     case 'acquired':
-      return `${at(e.t)} ${who} acquired ${e.kind} ${e.names.join('+')} ${e.mode} hold=${e.hold} owner=${e.owner} ${e.watchdog ? 'watchdog' : `lease=${e.ttl}`}${e.reentry ? ' re-entry' : ''}${e.token === undefined ? '' : ` token=${e.token}`} (called ${at(e.t0)})`;
+      return `${at(e.t)} ${who} acquired ${e.kind} ${e.names.join('+')} ${e.mode} hold=${e.hold} owner=${e.owner} ${e.watchdog ? 'watchdog' : `lease=${e.ttl}`}${e.reentry ? ' re-entry' : ''}${e.adoptedFrom === undefined ? '' : ` adopted from ${e.adoptedFrom}`}${e.token === undefined ? '' : ` token=${e.token}`} (called ${at(e.t0)})`;
     case 'attempt':
       return `${at(e.t)} ${who} re-entry called ${e.names.join('+')} owner=${e.owner} lease=${e.ttl}`;
     case 'release':
@@ -35,6 +35,10 @@ function describeEvent(tagged: TaggedEvent, origin: number): string {
       return `${at(e.t)} ${who} release hold=${e.hold} ${e.ok ? 'ok' : `FAILED ${e.error}`} (called ${at(e.t0)})`;
     case 'lost':
       return `${at(e.t)} ${who} LOST hold=${e.hold} (${e.reason})`;
+    case 'handoff':
+      return `${at(e.t)} ${who} hand-off called hold=${e.hold} owner=${e.owner}`;
+    case 'adopt-failed':
+      return `${at(e.t)} ${who} hand-off of owner=${e.owner} not adopted: ${e.error}`;
     case 'write':
       return `${at(e.t)} ${who} write ${e.name} token=${e.token} hold=${e.hold}`;
     case 'wait':
@@ -103,7 +107,7 @@ export function report(
   console.log(`faults: ${FAULT_TYPES.map((type) => `${type}=${counts[type]}`).join(' ')}`);
   const lead = s.minLostLead === Infinity ? 'n/a' : `${s.minLostLead.toFixed(1)}ms`;
   console.log(
-    `checks: re-entries=${s.reentries} lost=${s.lost} waits=${s.waits} (timed out ${s.waitsTimedOut}, aborted ${s.waitsAborted}, ` +
+    `checks: re-entries=${s.reentries} lost=${s.lost} (max-hold-time ${s.maxHoldTime}) hand-offs=${s.handOffs} (adopted ${s.adopted}) waits=${s.waits} (timed out ${s.waitsTimedOut}, aborted ${s.waitsAborted}, ` +
       `failed ${s.waitsFailed}; worst ${s.longestWaitOverBudget.toFixed(0)}ms over budget: ${s.longestWait}) releases-failed=${s.releasesFailed} ` +
       `fenced-writes=${s.writes} (fenced off ${s.fencedOff}) stuck-probes=${s.probes} cut-by-freeze=${s.cutByFreeze} ` +
       `cut-by-restart=${s.cutByRestart} unanswered-releases=${s.unansweredReleases} ` +

@@ -4,7 +4,6 @@
 import {
   LockAcquireTimeoutError,
   LockClient,
-  LockLostError,
   MultiLock,
   RedLock,
   type Lease,
@@ -16,6 +15,7 @@ import { openConnection, type TortureConnection } from './connections.js';
 import { semaphoreTarget } from './semaphore-kind.js';
 import { now, type HoldMode, type ParentMessage, type WorkerConfig, type WorkerEvent } from './events.js';
 import { Prng, TIMING } from './schedule.js';
+import { moveHold, reportLoss } from './hand-off.js';
 
 const config = JSON.parse(process.argv[2] ?? '') as WorkerConfig;
 const send = (event: WorkerEvent): void => {
@@ -133,6 +133,7 @@ async function acquire(
   reentryOf: string | undefined,
   waitTime: number,
   leaseTime: number | undefined,
+  maxHoldTime?: number,
 ): Promise<Acquired | undefined> {
   const reentry = reentryOf !== undefined;
   const controller = new AbortController();
@@ -145,6 +146,7 @@ async function acquire(
   }
   const options: LockWaitOptions = { waitTime, signal: controller.signal };
   if (leaseTime !== undefined) options.leaseTime = leaseTime;
+  if (maxHoldTime !== undefined) options.maxHoldTime = maxHoldTime;
   if (reentryOf !== undefined) send({ type: 'attempt', t: now(), names: t.names, owner: reentryOf, ttl: leaseTime ?? TIMING.watchdogTimeout });
   const t0 = now();
   const base = { type: 'wait', t0, op, kind: t.kind, names: t.names, budget, permits: t.permits } as const;
@@ -177,14 +179,7 @@ async function acquire(
     token: lease.token,
     permits: t.permits,
   });
-  const onLost = (): void => {
-    const reason: unknown = lease.signal.reason;
-    const why =
-      reason instanceof LockLostError ? reason.reason : reason instanceof Error ? reason.name : typeof reason === 'string' ? reason : 'unknown';
-    send({ type: 'lost', t: now(), hold, reason: why });
-  };
-  if (lease.signal.aborted) onLost();
-  else lease.signal.addEventListener('abort', onLost, { once: true });
+  reportLoss(send, lease, hold);
   return { lease, hold };
 }
 
@@ -217,12 +212,25 @@ async function operation(client: WorkerClient, kind: Kind, rng: Prng): Promise<v
   const nestAt = rng.int(0, holdFor);
   const nestLease = drawLease(rng);
   const nestFor = rng.int(0, 300);
+  // A watchdog hold capped by maxHoldTime (a RedLock refuses it); a hold handed to another client.
+  const maxHoldTime = leaseTime === undefined && kind !== 'redlock' && rng.chance(0.2) ? rng.int(300, 3_000) : undefined;
+  const handOff = !nest && kind !== 'redlock' && rng.chance(0.15);
+  const adopter = rng.pick(clients).main;
+  const handOffAfter = rng.int(0, 150);
   const main = (client.main ?? client.red[0])!;
   await main.runInContext(async () => {
-    const outer = await acquire(rng, op, t, t.lock, t.mode, undefined, drawWait(rng), leaseTime);
+    let outer = await acquire(rng, op, t, t.lock, t.mode, undefined, drawWait(rng), leaseTime, maxHoldTime);
     if (!outer) return;
     write(t, outer);
-    if (nest) {
+    if (handOff && adopter) {
+      await sleep(handOffAfter);
+      const ttl = leaseTime ?? TIMING.watchdogTimeout;
+      const context = { send, nextId, describe, op, kind, names: t.names, mode: t.mode, ttl, watchdog: leaseTime === undefined };
+      outer = await moveHold(context, outer, adopter, rng.int(0, 300));
+      if (!outer) return;
+      write(t, outer);
+      await sleep(holdFor);
+    } else if (nest) {
       await sleep(nestAt);
       const nested = t.nested();
       const inner = await acquire(rng, op, t, nested.lock, nested.mode, outer.lease.owner, rng.int(0, 300), nestLease);

@@ -1,0 +1,54 @@
+import type { LockCore } from '../core.js';
+import { InvalidArgumentError, LockLostError } from '../errors.js';
+import { kindOf, type Hold } from '../holds.js';
+
+/** A hold's `maxHoldTime` deadline and its timer. */
+interface Cap {
+  at: number;
+  timer: NodeJS.Timeout;
+}
+
+const caps = new WeakMap<Hold, Cap>();
+
+/**
+ * `maxHoldTime`: a watchdog-mode hold is renewed at most `maxHoldMs` after this acquisition (the
+ * earliest deadline of its acquisitions counts). Then the watchdog stops renewing it, its Leases
+ * abort and `lost` ('max-hold-time') is emitted, and only then is it let go in Redis (`letGo`
+ * releases `count` holds): the holder is told before anyone else can take it.
+ */
+export function capHold(core: LockCore, hold: Hold, maxHoldMs: number | undefined, letGo: (count: number) => void): void {
+  if (maxHoldMs === undefined || !hold.watchdog) return;
+  const at = performance.now() + maxHoldMs;
+  const cap = caps.get(hold);
+  if (cap && cap.at <= at) return;
+  if (cap) clearTimeout(cap.timer);
+  else (hold.observers ??= []).push({ ended: () => clearTimeout(caps.get(hold)?.timer) });
+  const timer = setTimeout(() => reachCap(core, hold, maxHoldMs, letGo), maxHoldMs);
+  timer.unref();
+  caps.set(hold, { at, timer });
+}
+
+function reachCap(core: LockCore, hold: Hold, maxHoldMs: number, letGo: (count: number) => void): void {
+  caps.delete(hold);
+  if (!core.holds.isCurrent(hold) || hold.count === 0 || hold.ending) return;
+  const count = hold.count;
+  // No renewal from now on, whatever happens below.
+  hold.renewalsLeft = 0;
+  const name = hold.target.name;
+  const error = new LockLostError(`${kindOf(hold.target)} "${name}" was held for its maxHoldTime (${maxHoldMs} ms) and let go`, 'max-hold-time', {
+    lockName: name,
+  });
+  core.holds.lose(hold, 'max-hold-time', error);
+  letGo(count);
+}
+
+/**
+ * A RedLock's node holds are renewed by their own clients' watchdogs: it caps renewal with its
+ * `maxRenewals` option, and refuses a per-call `maxHoldTime` rather than ignore it.
+ */
+export function withoutMaxHold<T extends { maxHoldMs?: number | undefined }>(parsed: T, name: string): T {
+  if (parsed.maxHoldMs !== undefined) {
+    throw new InvalidArgumentError(`RedLock "${name}" takes no \`maxHoldTime\`: cap its renewals with the \`maxRenewals\` option`, { lockName: name });
+  }
+  return parsed;
+}

@@ -1,0 +1,52 @@
+-- Shared functions of the scripts that move a lease (extend, hand off, adopt), prepended after
+-- server-time.lua and read-write-holds.lua. They read and lengthen ONE hold of any kind, named
+-- as the watchdog names it (RenewTarget): a kind and a holder.
+--   'lock'   an exclusive lock (plain, fair, fenced): main = lock hash, holder = owner id
+--   'read'   a read hold: main = read-write hash, readers = its readers set, holder = 'r:' .. owner
+--   'write'  the write hold: main and readers as for 'read', holder = 'w:' .. owner
+--   'permit' a semaphore acquisition: main = the permit set, holder = its member
+
+-- held_state(kind, main, readers, holder, now): the hold's count and the ms left of its lease,
+-- or nil when the holder holds nothing (released, expired, taken over).
+local function held_state(kind, main, readers, holder, now)
+  if kind == 'lock' then
+    local count = redis.call('HGET', main, holder)
+    if not count then return nil end
+    return tonumber(count), redis.call('PTTL', main)
+  elseif kind == 'read' then
+    local ends = tonumber(redis.call('ZSCORE', readers, string.sub(holder, 3)) or '0')
+    local count = redis.call('HGET', main, holder)
+    if ends <= now or not count then return nil end
+    return tonumber(count), ends - now
+  elseif kind == 'write' then
+    local writer = redis.call('HMGET', main, 'writer', 'writes', 'wuntil')
+    if writer[1] ~= string.sub(holder, 3) or tonumber(writer[3]) <= now then return nil end
+    return tonumber(writer[2]), tonumber(writer[3]) - now
+  end
+  local ends = tonumber(redis.call('ZSCORE', main, holder) or '0')
+  if ends <= now then return nil end
+  return 1, ends - now
+end
+
+-- keep_hold(kind, main, readers, holder, ms, now): the hold's lease ends no earlier than `ms`
+-- from now. Never shortens a lease (a re-entry or a longer extension set it further).
+local function keep_hold(kind, main, readers, holder, ms, now)
+  if kind == 'lock' then
+    if redis.call('PTTL', main) < ms then redis.call('PEXPIRE', main, ms) end
+  elseif kind == 'read' then
+    rw_extend_read(readers, string.sub(holder, 3), now + ms)
+    rw_settle(main, readers)
+  elseif kind == 'write' then
+    rw_extend_write(main, now + ms)
+    rw_settle(main, readers)
+  else
+    redis.call('ZADD', main, 'GT', now + ms, holder)
+    if redis.call('PTTL', main) < ms then redis.call('PEXPIRE', main, ms) end
+  end
+end
+
+-- fencing_token(kind, main): a fenced lock's token, '' for every other kind.
+local function fencing_token(kind, main)
+  if kind ~= 'lock' then return '' end
+  return redis.call('HGET', main, 'token') or ''
+end

@@ -1,0 +1,85 @@
+import type { RenewTarget } from '../holds.js';
+import type { ObjectKind } from '../errors.js';
+import adoptHoldLua from './adopt-hold-3.lua';
+import extendHoldLua from './extend-hold-3.lua';
+import handOffHoldLua from './hand-off-hold-3.lua';
+import heldLeaseLua from './held-lease.lua';
+import readWriteHoldsLua from './read-write-holds.lua';
+import type { ScriptRunner } from './script-runner.js';
+import serverTimeLua from './server-time.lua';
+
+const prelude = serverTimeLua + readWriteHoldsLua + heldLeaseLua;
+
+// Versioned names, as in lock-scripts.ts.
+const COMMANDS = {
+  extend: { name: 'rlockExtendHoldV1', numberOfKeys: 3, lua: prelude + extendHoldLua },
+  handOff: { name: 'rlockHandOffHoldV1', numberOfKeys: 3, lua: prelude + handOffHoldLua },
+  adopt: { name: 'rlockAdoptHoldV1', numberOfKeys: 3, lua: prelude + adoptHoldLua },
+} as const;
+
+/** How the lease scripts name a hold's kind (held-lease.lua). */
+export type MoveKind = 'lock' | 'read' | 'write' | 'permit';
+
+/** What the hand-off and adopt scripts report of a hold. */
+export interface HeldLease {
+  /** The holder's hold count. */
+  readonly count: number;
+  /** ms left of its lease, by the server's clock. */
+  readonly leftMs: number;
+  /** A fenced lock's token. */
+  readonly token: number | undefined;
+}
+
+/** Status: the holder holds nothing (or the claim is gone); the owner holds the other side too. */
+export const NOT_HELD = -1;
+export const OTHER_SIDE_HELD = -3;
+
+/** The script kind and keys of a hold, from how the watchdog renews it. */
+export function moveKindOf(target: RenewTarget): MoveKind {
+  if (target.script === 'lock') return 'lock';
+  if (target.script === 'permit') return 'permit';
+  return target.holder.startsWith('r:') ? 'read' : 'write';
+}
+
+/** The hold's main key, readers key (or the main key again) and one of its records, all in one slot. */
+function keysOf(target: RenewTarget, record: string): string[] {
+  const main = target.keys[0]!;
+  return [main, target.keys[1] ?? main, `${main}:rec:${record}:${target.holder}`];
+}
+
+function objectKind(target: RenewTarget): ObjectKind {
+  return target.script === 'permit' ? 'semaphore' : 'lock';
+}
+
+function heldLease(reply: unknown): HeldLease | number {
+  if (!Array.isArray(reply)) return Number(reply);
+  const token = reply[2] === '' || reply[2] == null ? undefined : Number(reply[2]);
+  return { count: Number(reply[0]), leftMs: Number(reply[1]), token };
+}
+
+/** The scripts that extend a hold, hand it off and adopt it (any lock kind, or a permit). */
+export class LeaseMoveScripts {
+  readonly #runner: ScriptRunner;
+
+  constructor(runner: ScriptRunner) {
+    this.#runner = runner;
+  }
+
+  /** True when the hold's lease now ends no earlier than `ms` from the server's now; false when it is not held. */
+  async extend(target: RenewTarget, ms: number, requestId: string): Promise<boolean> {
+    const args = [...keysOf(target, 'x'), moveKindOf(target), target.holder, ms, requestId];
+    return Number(await this.#runner.run(COMMANDS.extend, 'extend', target.name, args, objectKind(target))) === 1;
+  }
+
+  /** Opens the hold for adoption by `handleId`, kept at least `keepMs` (0: as it is). */
+  async handOff(target: RenewTarget, keepMs: number, handleId: string): Promise<HeldLease | number> {
+    const args = [...keysOf(target, 'h'), moveKindOf(target), target.holder, keepMs, handleId];
+    return heldLease(await this.#runner.run(COMMANDS.handOff, 'handOff', target.name, args, objectKind(target)));
+  }
+
+  /** Takes the claim `handleId` opened; renews the hold to `renewMs` (0: a fixed lease, kept). */
+  async adopt(target: RenewTarget, renewMs: number, handleId: string, requestId: string): Promise<HeldLease | number> {
+    const args = [...keysOf(target, 'h'), moveKindOf(target), target.holder, renewMs, handleId, requestId];
+    return heldLease(await this.#runner.run(COMMANDS.adopt, 'adopt', target.name, args, objectKind(target)));
+  }
+}
