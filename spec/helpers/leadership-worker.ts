@@ -38,7 +38,7 @@ async function observe(count: number): Promise<void> {
 
 async function run(): Promise<void> {
   const locks = new LockClient(redis, { keyPrefix: prefix });
-  const probe = new Redis(url);
+  const probe = new Redis(url!);
   await locks.runExclusive('warm-up', () => undefined, { atMostFor: 1_000 }); // connected, scripts loaded
   await probe.ping();
   const go = new Promise((resolve) => process.stdin.once('data', resolve));
