@@ -137,11 +137,16 @@ class ElectionWatch implements NoticeListener {
     this.#reading = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    const known = this.#latest;
     ElectionScripts.of(this.#core)
       .state(this.#keys)
       .then(
         (read) => {
           if (this.#ended) return;
+          // Read after epoch `known.epoch` was seen, yet the counter is below it: Redis lost the
+          // election's keys (a restart without persistence, a failover to a replica behind). Its
+          // epochs begin again: what Redis says now is the current state.
+          if (known && read.lastEpoch < known.epoch) this.#latest = undefined;
           this.#offer(stateOf(read));
           if (read.leader) this.#readIn(Math.max(0, read.leader.ttlMs) + EXPIRY_MARGIN_MS);
         },

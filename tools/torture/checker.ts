@@ -9,6 +9,7 @@ import type { FaultRecord, TaggedEvent } from './faults.js';
 import type { HoldMode } from './events.js';
 import { TIMING, type ServerId } from './schedule.js';
 import { SINGLE_ATTEMPT_MS } from '../../lib/options.js';
+import { checkObservers, type Observation, type ObserverStats } from './election-checks.js';
 
 /** A frozen (SIGSTOPped) worker's hold that ends this soon after it wakes ended when it froze, ms. */
 export const WAKE_MARGIN_MS = 500;
@@ -62,6 +63,7 @@ export type ViolationKind =
   | 'token-reentry'
   | 'fenced-off'
   | 'leftover-key'
+  | 'observer-order'
   | 'worker';
 
 export interface Violation {
@@ -151,6 +153,9 @@ export class Checker {
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #waits: Extract<TaggedEvent['event'], { type: 'wait' }>[] = [];
   readonly #waitWorker = new Map<object, number>();
+  /** What the election observers saw (election-checks.ts), and what their check counted. */
+  readonly observations: Observation[] = [];
+  observerStats: ObserverStats | undefined;
 
   /** `log`: the fault log, read live (token epochs). */
   constructor(probe: HeldProbe, log: readonly FaultRecord[]) {
@@ -252,6 +257,9 @@ export class Checker {
         if (owner) owner.ttl = Math.max(owner.ttl, event.ttl);
         return;
       }
+      case 'observed':
+        this.observations.push(event);
+        return;
       case 'ready':
       case 'done':
         return;
@@ -360,6 +368,7 @@ export class Checker {
     this.#checkWaits(freezes);
     this.#checkTokens(restarts);
     this.#checkRefusedWrites();
+    this.observerStats = checkObservers(this.observations, this.holds, log, this.violations);
   }
 
   /**
@@ -532,12 +541,14 @@ export class Checker {
   #checkTokens(restarts: readonly FaultRecord[]): void {
     const byName = new Map<string, Hold[]>();
     const mainRestarts = restarts.filter((r) => r.fault.type === 'redis-restart' && r.fault.server === 'main');
-    const fresh = [...this.holds.values()].filter((h) => h.kind === 'fenced' && !h.reentry);
+    // An election's epoch is a fencing token too (tools/torture/election.ts).
+    const fenced = (kind: Kind): boolean => kind === 'fenced' || kind === 'election';
+    const fresh = [...this.holds.values()].filter((h) => fenced(h.kind) && !h.reentry);
     // A nested acquisition whose owner no longer believed its outer hold took the lock afresh.
     const outerOf = (hold: Hold): Hold | undefined =>
       fresh.find((h) => h.owner === hold.owner && h.start <= hold.start && (h.end ?? Infinity) > hold.start);
     for (const hold of this.holds.values()) {
-      if (hold.kind !== 'fenced' || hold.token === undefined) continue;
+      if (!fenced(hold.kind) || hold.token === undefined) continue;
       if (!hold.reentry || !outerOf(hold)) {
         const straddles = mainRestarts.some((r) => hold.t0 < r.end! && hold.start > r.start);
         if (straddles) continue;
@@ -547,7 +558,7 @@ export class Checker {
       }
     }
     for (const hold of this.holds.values()) {
-      if (hold.kind !== 'fenced' || !hold.reentry) continue;
+      if (!fenced(hold.kind) || !hold.reentry) continue;
       const outer = outerOf(hold);
       // A restart without persistence between the outer hold and the re-entry lost the hold and
       // the counter: the re-entry took the lock afresh, with a token of the new epoch.
