@@ -198,7 +198,7 @@ const watches = new WeakMap<LockCore, Map<string, ElectionWatch>>();
 
 function watchOf(core: LockCore, keys: ElectionKeys): { watch: ElectionWatch; started: Promise<void> | undefined } {
   let byChannel = watches.get(core);
-  if (!byChannel) watches.set(core, (byChannel = new Map()));
+  if (!byChannel) watches.set(core, (byChannel = new Map<string, ElectionWatch>()));
   const existing = byChannel.get(keys.changes);
   if (existing) return { watch: existing, started: undefined };
   const map = byChannel;
