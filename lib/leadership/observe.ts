@@ -104,9 +104,12 @@ class ElectionWatch implements NoticeListener {
   notify(message: string): void {
     const change = parseChange(message);
     if (!change) return;
+    const older = this.#latest !== undefined && change.epoch < this.#latest.epoch;
     this.#offer(change);
-    // A new leader with no expiry read pending: read once, which arms the read at its expiry.
-    if (change.info && !this.#timer) this.#read();
+    // A new leader with no expiry read pending: read once, which arms the read at its expiry. An
+    // epoch older than one told already: a late announcement, or Redis lost the election's keys
+    // and counts again; a read tells which (see #read).
+    if ((change.info && !this.#timer) || older) this.#read();
   }
 
   resync(): void {

@@ -186,6 +186,26 @@ describe('election: observe', () => {
     await leadership.resign();
   });
 
+  it('when Redis lost the election’s keys (epochs begin again), observers follow the new epochs at once', async () => {
+    const iterator = fx.client().getElection('e').observe();
+    expect((await iterator.next()).value).toBeNull();
+    const election = fx.client().getElection('e');
+    for (const epoch of [1, 2]) {
+      const leadership = await election.campaign({ value: `before-${epoch}` });
+      expect((await iterator.next()).value).toEqual({ value: `before-${epoch}`, epoch });
+      await leadership.resign();
+      expect((await iterator.next()).value).toBeNull();
+    }
+    // As a restart without persistence would: every key of the election is gone, the counter too.
+    await fx.redis().del(`{${fx.prefix}:e}:election:epoch`);
+    const after = await election.campaign({ value: 'after' });
+    expect(after.epoch).toBe(1);
+    const next = await Promise.race([iterator.next(), sleep(3_000).then(() => 'nothing within 3 s')]);
+    expect(next).toEqual({ value: { value: 'after', epoch: 1 }, done: false });
+    await iterator.return?.();
+    await after.resign();
+  });
+
   it('an aborted signal ends the loop at once', async () => {
     const controller = new AbortController();
     controller.abort();
