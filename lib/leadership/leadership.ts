@@ -73,6 +73,7 @@ export class Leadership implements AsyncDisposable {
     return this.#lease.release();
   }
 
+  /** `await using leadership = await election.campaign()`: resigns when the scope ends. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.resign();
   }

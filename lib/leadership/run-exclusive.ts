@@ -25,7 +25,17 @@ export interface RunExclusiveOptions {
 }
 
 /** What `runExclusive` resolves with: `fn`'s value when it ran, `{ ran: false }` when the lock was taken. */
-export type RunExclusiveResult<T> = { readonly ran: true; readonly value: T } | { readonly ran: false };
+export type RunExclusiveResult<T> =
+  | {
+      /** `fn` ran. */
+      readonly ran: true;
+      /** What `fn` returned (resolved). */
+      readonly value: T;
+    }
+  | {
+      /** Another run held the lock: `fn` did not run. */
+      readonly ran: false;
+    };
 
 const KNOWN = new Set(['atMostFor', 'atLeastFor', 'signal']);
 
