@@ -11,6 +11,8 @@ import type { Lease } from './lease.js';
 import type { Permit } from './synchronizers/permit.js';
 import { CountDownLatch, type RCountDownLatch } from './synchronizers/count-down-latch.js';
 import { Semaphore, type RSemaphore, type SemaphoreOptions } from './synchronizers/semaphore.js';
+import { Election, type RElection } from './leadership/election.js';
+import { runExclusive, type RunExclusiveOptions, type RunExclusiveResult } from './leadership/run-exclusive.js';
 import { evictionCheck } from './ops/eviction-policy.js';
 import { publishLockEvent } from './telemetry/channels.js';
 import { FairLock } from './locks/fair-lock.js';
@@ -151,6 +153,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
         },
       }),
       holds,
+      subscriber: this.#subscriber,
       events: this,
       assertOpen: () => {
         if (this.#closed) throw new LockClientClosedError('the LockClient is closed');
@@ -287,6 +290,32 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     const checked = checkLeaseHandle(handle);
     const maxHoldMs = checkMaxHoldTime(checkObject(options, 'options').maxHoldTime, checked.name);
     return adoptHandle(this.#core, this, checked, maxHoldMs);
+  }
+
+  /**
+   * A leader election: `campaign()` resolves when the caller leads, with an `epoch` greater than
+   * every earlier leader's; `leader()` and `observe()` tell who leads, from any client.
+   * @throws InvalidArgumentError for an empty or non-string name.
+   * @example
+   * const leadership = await locks.getElection('scheduler').campaign({ value: hostname() });
+   * leadership.signal.addEventListener('abort', stopLeading);
+   */
+  getElection(name: string): RElection {
+    return new Election(this.#core, name);
+  }
+
+  /**
+   * Runs `fn` unless another run of `name` holds the lock ("at most one at a time, skip if
+   * taken", for a job scheduled on many replicas): one attempt; the lock is held with the fixed
+   * lease `atMostFor` while `fn(lease)` runs, then kept until `atLeastFor` after the start.
+   * Resolves `{ ran: true, value }`, or `{ ran: false }` when the lock was taken; `fn`'s error
+   * propagates.
+   * @throws InvalidArgumentError for a bad name, `fn` or options (`atMostFor` is required).
+   * @example
+   * await locks.runExclusive('nightly-report', () => sendReport(), { atMostFor: 600_000, atLeastFor: 30_000 });
+   */
+  runExclusive<T>(name: string, fn: (lease: Lease) => T | Promise<T>, options: RunExclusiveOptions): Promise<RunExclusiveResult<T>> {
+    return runExclusive(this.#core, name, fn, options);
   }
 
   /**

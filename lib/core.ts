@@ -1,5 +1,6 @@
 import type { EventEmitter } from 'eventemitter3';
 import type { LockLostReason } from './errors.js';
+import type { NoticeSubscriber } from './pubsub/subscriber.js';
 import type { WaiterQueues } from './pubsub/waiter-queues.js';
 import type { RedisPort } from './redis/port.js';
 import type { LockScripts, PublishCommand, ReplicaAck } from './scripts/registry.js';
@@ -91,6 +92,8 @@ export interface LockCore {
   /** `syncReplicas`, if set: acquisitions and renewals WAIT for these acks. */
   readonly syncReplicas: ReplicaAck | undefined;
   readonly waiters: WaiterQueues;
+  /** The client's pub/sub connection (attached once `ready()` resolved): for channels shared by every client. */
+  readonly subscriber: NoticeSubscriber;
   readonly watchdog: Watchdog;
   /** Every hold of this client, with the holder's clock. */
   readonly holds: Holds;

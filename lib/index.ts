@@ -34,6 +34,10 @@ export {
 export { Lease } from './lease.js';
 export type { LeaseHandle, LeaseHandleKind } from './holding/lease-handle.js';
 export type { HandOffOptions } from './holding/lease-moves.js';
+export { Leadership } from './leadership/leadership.js';
+export type { CampaignOptions, ObserveOptions, RElection } from './leadership/election.js';
+export type { LeaderInfo } from './leadership/observe.js';
+export type { RunExclusiveOptions, RunExclusiveResult } from './leadership/run-exclusive.js';
 export { MultiLock } from './locks/multi-lock.js';
 export { RedLock } from './locks/red-lock.js';
 export type { LockHolder, QueuedWaiter } from './inspect/types.js';

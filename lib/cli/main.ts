@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// The `rlock` command: look at locks, list them, force-unlock one, watch one live.
+// The `rlock` command: look at locks, list them, force-unlock one, watch one live, run a command holding one.
 // Usage and exit codes: `rlock --help`, docs/operations.md.
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { forceUnlockCommand, inspectCommand, KINDS, listCommand, watchCommand, type CommandContext } from './commands.js';
 import { parseTarget } from './connect.js';
+import { execCommand, ExecExit, parseExec, type ExecRequest } from './exec.js';
 import { openConnection, type OpenConnection } from './open-connection.js';
 import { redisPortOf } from '../redis/detect.js';
 import { ExitCode, NotFoundError, UsageError } from './errors.js';
@@ -17,6 +18,9 @@ Usage:
   rlock list [--match GLOB]   the locks under the prefix (SCAN on every master, never KEYS)
   rlock force-unlock <name>   delete a held lock whoever holds it (asks first, unless --yes)
   rlock watch <name>          the inspect view, refreshed every --interval until Ctrl-C
+  rlock exec <name> [--wait MS] [--lease MS] -- <command> [args...]
+                              run a command while holding lock <name> (renewed while it runs,
+                              or a fixed --lease), pass signals on to it, release when it exits
 
 Options:
   --url URL         redis://[[user]:password@]host[:port][/db], rediss://... (TLS),
@@ -31,10 +35,16 @@ Options:
   --match GLOB      list: only lock names matching GLOB (default: *)
   --interval MS     watch: refresh every MS ms (default: 1000)
   --count N         watch: stop after N views (default: until Ctrl-C)
+  --wait MS         exec: wait up to MS ms for the lock (default: 0, one attempt)
+  --lease MS        exec: hold the lock with a fixed lease of MS ms (default: renewed while the command runs)
   --help, -h        this help;  --version, -V  the version
 
 Exit codes: 0 done; 1 no such lock (of that kind) or nothing to do; 2 bad usage or URL;
-3 Redis unreachable, refused or failed.`;
+3 Redis unreachable, refused or failed.
+rlock exec exits with the command's status (128 + N when signal N ended it), else: 2 bad usage;
+3 the lock was not taken within --wait (the command did not run); 4 the lock was lost while the
+command ran, and the command was stopped (SIGTERM, then SIGKILL after 5 s); 5 Redis unreachable
+or failed before the command started; 126 the command could not be run; 127 it was not found.`;
 
 function version(): string {
   const require = createRequire(import.meta.url);
@@ -69,9 +79,13 @@ async function main(argv: string[], out: (text: string) => void = (text) => void
     stopped = true;
   };
   let opened: OpenConnection | undefined;
+  let exec: ExecRequest | undefined;
   try {
+    // `exec`: everything after the first `--` is the command, whatever it looks like.
+    const dash = argv.indexOf('--');
+    const isExec = parseArgs({ args: argv, allowPositionals: true, strict: false }).positionals[0] === 'exec' && dash !== -1;
     const { values, positionals } = parseArgs({
-      args: argv,
+      args: isExec ? argv.slice(0, dash) : argv,
       allowPositionals: true,
       strict: true,
       options: {
@@ -84,6 +98,8 @@ async function main(argv: string[], out: (text: string) => void = (text) => void
         match: { type: 'string', default: '*' },
         interval: { type: 'string' },
         count: { type: 'string' },
+        wait: { type: 'string' },
+        lease: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'V', default: false },
       },
@@ -97,11 +113,12 @@ async function main(argv: string[], out: (text: string) => void = (text) => void
       return ExitCode.Ok;
     }
     const [command, ...rest] = positionals;
-    if (command === undefined) throw new UsageError('no command: inspect, list, force-unlock or watch (rlock --help)');
+    if (command === undefined) throw new UsageError('no command: inspect, list, force-unlock, watch or exec (rlock --help)');
+    if (command === 'exec') exec = parseExec(rest, values.wait, values.lease, isExec ? argv.slice(dash + 1) : undefined);
     const needsName = command === 'inspect' || command === 'force-unlock' || command === 'watch';
-    if (!needsName && command !== 'list') throw new UsageError(`unknown command "${command}" (rlock --help)`);
+    if (!needsName && command !== 'list' && !exec) throw new UsageError(`unknown command "${command}" (rlock --help)`);
     if (needsName && rest.length !== 1) throw new UsageError(`${command} takes one lock name, got ${rest.length}`);
-    if (!needsName && rest.length > 0) throw new UsageError('list takes no lock name (filter with --match GLOB)');
+    if (!needsName && !exec && rest.length > 0) throw new UsageError('list takes no lock name (filter with --match GLOB)');
     const name = rest[0] ?? '';
     if (needsName && name === '') throw new UsageError('the lock name is empty');
     if (/[{}]/.test(values.prefix)) throw new UsageError('--prefix may not contain braces');
@@ -118,8 +135,9 @@ async function main(argv: string[], out: (text: string) => void = (text) => void
       opened = await openConnection(target);
     } catch (error) {
       process.stderr.write(`rlock: cannot connect to ${target.display}: ${describe(error)}\n`);
-      return ExitCode.Connection;
+      return exec ? ExecExit.Redis : ExitCode.Connection;
     }
+    if (exec) return await execCommand(opened.connection, values.prefix, exec, (text) => void process.stderr.write(`${text}\n`));
     process.on('SIGINT', onSigint);
     const { connection } = opened;
     const ctx: CommandContext = { redis: redisPortOf(connection, 'connection'), connection, keyPrefix: values.prefix, json: values.json, out, stopped: () => stopped };
@@ -135,7 +153,7 @@ async function main(argv: string[], out: (text: string) => void = (text) => void
     // parseArgs' own errors (unknown option, missing value) are usage errors too.
     if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) return ExitCode.Usage;
     // A LockRedisError, or anything else from Redis or the connection.
-    return ExitCode.Connection;
+    return exec ? ExecExit.Redis : ExitCode.Connection;
   } finally {
     process.off('SIGINT', onSigint);
     opened?.close();

@@ -4,7 +4,7 @@
 export const CLIENTS = ['ioredis', 'node-redis', 'iovalkey'] as const;
 export type TortureClient = (typeof CLIENTS)[number];
 
-export const KINDS = ['lock', 'fair', 'rw', 'fenced', 'multi', 'redlock', 'semaphore'] as const;
+export const KINDS = ['lock', 'fair', 'rw', 'fenced', 'multi', 'redlock', 'semaphore', 'election'] as const;
 export type Kind = (typeof KINDS)[number];
 
 export interface TortureArgs {
@@ -22,7 +22,7 @@ export interface TortureArgs {
 }
 
 export const USAGE =
-  'usage: npm run torture -- [--seed N] [--seconds S] [--kinds lock,fair,rw,fenced,multi,redlock,semaphore] [--processes P] [--clients C] [--client ioredis|node-redis|iovalkey]';
+  'usage: npm run torture -- [--seed N] [--seconds S] [--kinds lock,fair,rw,fenced,multi,redlock,semaphore,election] [--processes P] [--clients C] [--client ioredis|node-redis|iovalkey]';
 
 function integer(flag: string, value: string | undefined, min: number, max: number): number {
   const n = Number(value);

@@ -10,6 +10,7 @@ import type { HoldMode } from './events.js';
 import { TIMING, type ServerId } from './schedule.js';
 import { SINGLE_ATTEMPT_MS } from '../../lib/options.js';
 import { checkSemaphores, type SemaphoreStats } from './semaphore-check.js';
+import { checkObservers, type Observation, type ObserverStats } from './election-checks.js';
 
 /** A frozen (SIGSTOPped) worker's hold that ends this soon after it wakes ended when it froze, ms. */
 export const WAKE_MARGIN_MS = 500;
@@ -68,6 +69,7 @@ export type ViolationKind =
   | 'fenced-off'
   | 'leftover-key'
   | 'missed-wake'
+  | 'observer-order'
   | 'worker';
 
 export interface Violation {
@@ -171,6 +173,9 @@ export class Checker {
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #waits: Extract<TaggedEvent['event'], { type: 'wait' }>[] = [];
   readonly #waitWorker = new Map<object, number>();
+  /** What the election observers saw (election-checks.ts), and what their check counted. */
+  readonly observations: Observation[] = [];
+  observerStats: ObserverStats | undefined;
 
   /** `log`: the fault log, read live (token epochs). */
   constructor(probe: HeldProbe, log: readonly FaultRecord[]) {
@@ -297,6 +302,9 @@ export class Checker {
         if (owner) owner.ttl = Math.max(owner.ttl, event.ttl);
         return;
       }
+      case 'observed':
+        this.observations.push(event);
+        return;
       case 'ready':
       case 'done':
         return;
@@ -420,6 +428,7 @@ export class Checker {
     this.#checkTokens(restarts);
     this.#checkRefusedWrites();
     this.semaphores = checkSemaphores(this.holds.values(), this.events, log, this.violations);
+    this.observerStats = checkObservers(this.observations, this.holds, log, this.violations);
   }
 
   /**
@@ -593,12 +602,14 @@ export class Checker {
   #checkTokens(restarts: readonly FaultRecord[]): void {
     const byName = new Map<string, Hold[]>();
     const mainRestarts = restarts.filter((r) => r.fault.type === 'redis-restart' && r.fault.server === 'main');
-    const fresh = [...this.holds.values()].filter((h) => h.kind === 'fenced' && !h.reentry && h.adoptedFrom === undefined);
+    // An election's epoch is a fencing token too (tools/torture/election.ts).
+    const fenced = (kind: Kind): boolean => kind === 'fenced' || kind === 'election';
+    const fresh = [...this.holds.values()].filter((h) => fenced(h.kind) && !h.reentry && h.adoptedFrom === undefined);
     // A nested acquisition whose owner no longer believed its outer hold took the lock afresh.
     const outerOf = (hold: Hold): Hold | undefined =>
       fresh.find((h) => h.owner === hold.owner && h.start <= hold.start && (h.end ?? Infinity) > hold.start);
     for (const hold of this.holds.values()) {
-      if (hold.kind !== 'fenced' || hold.token === undefined) continue;
+      if (!fenced(hold.kind) || hold.token === undefined) continue;
       if (hold.adoptedFrom !== undefined) {
         // The same hold, moved: the same token.
         const from = this.holds.get(hold.adoptedFrom);
@@ -621,7 +632,7 @@ export class Checker {
       }
     }
     for (const hold of this.holds.values()) {
-      if (hold.kind !== 'fenced' || !hold.reentry) continue;
+      if (!fenced(hold.kind) || !hold.reentry) continue;
       const outer = outerOf(hold);
       // A restart without persistence between the outer hold and the re-entry lost the hold and
       // the counter: the re-entry took the lock afresh, with a token of the new epoch.

@@ -93,6 +93,8 @@ export type WorkerEvent =
   | { readonly type: 'lost'; readonly t: number; readonly hold: string; readonly reason: string }
   /** A write to the fenced resource, with the hold's token. */
   | { readonly type: 'write'; readonly t: number; readonly hold: string; readonly name: string; readonly token: number }
+  /** An observer of an election (tools/torture/election.ts) was told of a leader (epoch, value) or of none (null). */
+  | { readonly type: 'observed'; readonly t: number; readonly observer: string; readonly name: string; readonly epoch: number | null; readonly value: string | null }
   /** The worker stopped its loops and closed its clients. */
   | { readonly type: 'done'; readonly t: number; readonly errors: number };
 

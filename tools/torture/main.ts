@@ -1,4 +1,4 @@
-// npm run torture -- [--seed N] [--seconds S] [--kinds lock,fair,rw,fenced,multi,redlock] [--processes P] [--client ioredis|node-redis|iovalkey]
+// npm run torture -- [--seed N] [--seconds S] [--kinds lock,fair,rw,fenced,multi,redlock,election] [--processes P] [--client ioredis|node-redis|iovalkey]
 // The parent: spawns the servers, the fault proxies and the workers (tools/torture/faults.ts),
 // injects the seeded schedule, checks what the workers report (checker.ts) and prints the
 // report (report.ts). Exit code 1 on any violation. See docs/torture.md.
@@ -42,7 +42,7 @@ async function stillHeld(kind: Kind, name: string, owner: string): Promise<strin
     const answers = await Promise.all(
       serversOf(kind).map(async (id) => {
         const admin = admins.get(id)!;
-        const key = lockKey(name);
+        const key = kind === 'election' ? `${lockKey(name)}:election` : lockKey(name);
         let held: boolean;
         if (kind === 'semaphore') return await semaphoreHeld(admin, `${key}:semaphore`, owner);
         if (kind !== 'rw') held = (await admin.hexists(key, owner)) === 1;
@@ -85,7 +85,7 @@ async function leftoverKeys(): Promise<string[]> {
       const [next, keys] = await admin.scan(cursor, 'MATCH', `{${keyPrefix}:*`, 'COUNT', 500);
       cursor = next;
       for (const key of keys) {
-        if (key.endsWith('}:token')) continue;
+        if (key.endsWith('}:token') || key.endsWith('}:election:epoch')) continue;
         const ttl = await admin.pttl(key);
         if (ttl === -2) continue;
         if (key.includes('}:rec:') && ttl > 0) continue;

@@ -43,6 +43,8 @@ function describeEvent(tagged: TaggedEvent, origin: number): string {
       return `${at(e.t)} ${who} write ${e.name} token=${e.token} hold=${e.hold}`;
     case 'wait':
       return `${at(e.t)} ${who} wait ${e.kind} ${e.names.join('+')} op=${e.op} budget=${e.budget} took ${(e.t - e.t0).toFixed(0)} ms: ${e.outcome}${e.error ? ` ${e.error}` : ''}`;
+    case 'observed':
+      return `${at(e.t)} ${who} observer ${e.observer} saw ${e.epoch === null ? 'no leader' : `epoch ${e.epoch} value ${e.value}`}`;
     case 'ready':
       return `${at(e.t)} ${who} ready`;
     case 'done':
@@ -57,7 +59,7 @@ function eventTime(tagged: TaggedEvent): number {
 function eventNames(tagged: TaggedEvent): readonly string[] {
   const e = tagged.event;
   if (e.type === 'acquired' || e.type === 'wait' || e.type === 'attempt') return e.names;
-  if (e.type === 'write') return [e.name];
+  if (e.type === 'write' || e.type === 'observed') return [e.name];
   return [];
 }
 
@@ -119,6 +121,8 @@ export function report(
       `semaphores: holds=${sem.holds} most-permits-out=${sem.maxOut} waits-timed-out=${sem.timedOut} (judged for a missed wake-up: ${sem.judged})`,
     );
   }
+  const o = checker.observerStats;
+  if (o && o.observed > 0) console.log(`election observers: ${o.observers} saw ${o.observed} changes (${o.compared} consecutive pairs compared)`);
   const at = (t: number): string => `+${((t - origin) / 1_000).toFixed(3)}s`;
   for (const { hold, other, diedAt } of checker.takenWhileUnanswered) {
     console.log(

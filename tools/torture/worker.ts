@@ -13,6 +13,7 @@ import {
 import type { Kind } from './args.js';
 import { openConnection, type TortureConnection } from './connections.js';
 import { semaphoreTarget } from './semaphore-kind.js';
+import { electionOperation, observeElections, type ElectionWorker } from './election.js';
 import { now, type HoldMode, type ParentMessage, type WorkerConfig, type WorkerEvent } from './events.js';
 import { Prng, TIMING } from './schedule.js';
 import { moveHold, reportLoss } from './hand-off.js';
@@ -69,7 +70,7 @@ interface Target {
   readonly permits?: number;
 }
 
-function target(kind: Kind, client: WorkerClient, rng: Prng): Target {
+function target(kind: Exclude<Kind, 'election'>, client: WorkerClient, rng: Prng): Target {
   const main = (): LockClient => client.main!;
   const k = rng.int(0, 1);
   switch (kind) {
@@ -201,7 +202,10 @@ function write(t: Target, acquired: Acquired): void {
   send({ type: 'write', t: now(), hold: acquired.hold, name: t.names[0]!, token });
 }
 
+const electionWorker: ElectionWorker = { send, nextId, sleep, describe, stopping: () => stopping };
+
 async function operation(client: WorkerClient, kind: Kind, rng: Prng): Promise<void> {
+  if (kind === 'election') return electionOperation(client.main!, rng, electionWorker);
   const t = target(kind, client, rng);
   const op = nextId();
   const leaseTime = drawLease(rng);
@@ -277,11 +281,15 @@ process.on('disconnect', () => {
 // Connected (through the proxies) before the first operation: a wait's budget is not spent on start-up.
 await Promise.all(connections.map((opened) => opened.ping()));
 send({ type: 'ready', t: now() });
+const observers = config.kinds.includes('election')
+  ? clients.map((client, c) => observeElections(client.main!, `${config.worker}.${config.incarnation}.${c}`, electionWorker))
+  : [];
 await Promise.all(
   clients.flatMap((client, c) =>
     Array.from({ length: config.actorsPerClient }, (_, a) => actor(client, (config.seed + (c * config.actorsPerClient + a) * 0x9e3779b1) >>> 0)),
   ),
 );
+for (const observer of observers) await observer.stop();
 for (const client of clients) {
   await client.main?.close();
   for (const red of client.red) await red.close();

@@ -1,0 +1,126 @@
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import { LockClient } from '../client.js';
+import type { RedisConnection } from '../connection.js';
+import { LockAcquireTimeoutError } from '../errors.js';
+import type { Lease } from '../lease.js';
+import { MIN_LEASE_MS } from '../options.js';
+import { MAX_DURATION_MS } from '../validate.js';
+import { UsageError } from './errors.js';
+
+/** Exit codes of `rlock exec` besides the command's own status (see `rlock --help`). */
+export const ExecExit = {
+  /** Bad command line. */
+  Usage: 2,
+  /** The lock was not taken within `--wait`: the command did not run. */
+  NotTaken: 3,
+  /** The lock was lost while the command ran: it was stopped (SIGTERM, then SIGKILL after 5 s). */
+  Lost: 4,
+  /** Redis could not be reached or failed before the command started. */
+  Redis: 5,
+  /** The command was found but could not be run. */
+  CannotRun: 126,
+  /** The command was not found. */
+  NotFound: 127,
+} as const;
+
+/** How long a command stopped because the lock was lost has between SIGTERM and SIGKILL, ms. */
+export const STOP_GRACE_MS = 5_000;
+
+/** The signals `rlock exec` passes on to the command. */
+const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'] as const;
+
+/** What `rlock exec` was asked to do, checked. */
+export interface ExecRequest {
+  readonly name: string;
+  /** ms to wait for the lock; 0: one attempt. */
+  readonly waitMs: number;
+  /** A fixed lease, ms; undefined: watchdog mode. */
+  readonly leaseMs: number | undefined;
+  /** The command and its arguments. */
+  readonly command: readonly string[];
+}
+
+function wholeMs(value: string | undefined, option: string, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < min || n > MAX_DURATION_MS) {
+    throw new UsageError(`${option} must be a whole number of ms from ${min} to ${MAX_DURATION_MS}, got "${value}"`);
+  }
+  return n;
+}
+
+/** Checks `rlock exec`'s arguments before anything is sent. @throws UsageError */
+export function parseExec(names: readonly string[], wait: string | undefined, lease: string | undefined, command: readonly string[] | undefined): ExecRequest {
+  if (names.length !== 1) throw new UsageError(`exec takes one lock name before --, got ${names.length}`);
+  const name = names[0]!;
+  if (name === '') throw new UsageError('the lock name is empty');
+  if (command === undefined || command.length === 0 || command[0] === '') throw new UsageError('exec needs a command after --: rlock exec <name> -- <command> [args…]');
+  return { name, waitMs: wholeMs(wait, '--wait', 0) ?? 0, leaseMs: wholeMs(lease, '--lease', MIN_LEASE_MS), command };
+}
+
+/**
+ * Runs the command while holding lock `name` (the plain lock, as `runExclusive(name)` and
+ * `getLock(name)` use it), passing signals on to it; resolves with the exit code: the command's
+ * status (128 + the signal's number when a signal ended it), or one of {@link ExecExit}.
+ */
+export async function execCommand(connection: RedisConnection, keyPrefix: string, request: ExecRequest, err: (text: string) => void): Promise<number> {
+  const locks = new LockClient(connection, { keyPrefix });
+  locks.on('error', (error: unknown) => err(`rlock exec: ${error instanceof Error ? error.message : String(error)}`));
+  locks.on('lost', () => undefined); // told through the lease's signal
+  try {
+    let lease: Lease;
+    try {
+      lease = await locks.getLock(request.name).acquire({ waitTime: request.waitMs, leaseTime: request.leaseMs ?? -1 });
+    } catch (error) {
+      if (!(error instanceof LockAcquireTimeoutError)) throw error;
+      err(`rlock exec: lock "${request.name}" was not taken within ${request.waitMs} ms; the command did not run`);
+      return ExecExit.NotTaken;
+    }
+    try {
+      return await runHolding(request, lease.signal, err);
+    } finally {
+      await lease.release().catch((error: unknown) => err(`rlock exec: release of "${request.name}" failed (it frees when its lease ends): ${String(error)}`));
+    }
+  } catch (error) {
+    err(`rlock exec: ${error instanceof Error ? error.message : String(error)}`);
+    return ExecExit.Redis;
+  } finally {
+    await locks.close();
+  }
+}
+
+/** Runs the command until it exits; stops it when `lost` aborts. */
+function runHolding(request: ExecRequest, lost: AbortSignal, err: (text: string) => void): Promise<number> {
+  return new Promise((resolve) => {
+    const [file, ...args] = request.command;
+    const child = spawn(file!, args, { stdio: 'inherit' });
+    let lockLost = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    const forward = (signal: NodeJS.Signals): void => void child.kill(signal);
+    for (const signal of FORWARDED) process.on(signal, forward);
+    const onLost = (): void => {
+      lockLost = true;
+      err(`rlock exec: lock "${request.name}" was lost while the command ran: stopping it (SIGTERM, SIGKILL after ${STOP_GRACE_MS / 1_000} s)`);
+      child.kill('SIGTERM');
+      killTimer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+    };
+    if (lost.aborted) onLost();
+    else lost.addEventListener('abort', onLost, { once: true });
+    const done = (code: number): void => {
+      clearTimeout(killTimer);
+      lost.removeEventListener('abort', onLost);
+      for (const signal of FORWARDED) process.off(signal, forward);
+      resolve(code);
+    };
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      err(`rlock exec: cannot run "${file}": ${error.message}`);
+      done(error.code === 'ENOENT' ? ExecExit.NotFound : ExecExit.CannotRun);
+    });
+    child.once('exit', (code, signal) => {
+      if (lockLost) done(ExecExit.Lost);
+      else if (signal) done(128 + (constants.signals[signal] ?? 0));
+      else done(code ?? 0);
+    });
+  });
+}
