@@ -12,6 +12,7 @@ import { leaseOfHold, releaseHold, type ReleaseTicket } from './hold-release.js'
 import { LockMember } from './lock-member.js';
 import { confirmReplicas } from './replica-ack.js';
 import { AcquireTrack } from '../telemetry/channels.js';
+import { traceRelease } from '../telemetry/tracing.js';
 import { newRequestId } from './request-id.js';
 import { runWithLease } from './with-lease.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
@@ -218,9 +219,13 @@ export abstract class BaseLock implements RLock {
   }
 
   /** Acquires for `owner`; `listed`: an unscoped hold goes on the list `unlock()` takes from. */
-  async #acquire(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, listed = true): Promise<Acquired | false> {
+  #acquire(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, listed = true): Promise<Acquired | false> {
     signal?.throwIfAborted();
-    const track = new AcquireTrack(this.core.clientId, this.#lockId, this.name, owner);
+    const track = new AcquireTrack(this.core.clientId, this.#lockId, this.name, owner, { server: this.core.redis.address, signal });
+    return track.run(() => this.#acquireTracked(track, owner, waitMs, leaseMs, signal, listed));
+  }
+
+  async #acquireTracked(track: AcquireTrack, owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, listed: boolean): Promise<Acquired | false> {
     const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
     const ttlMs = this.ttlFor(leaseMs);
     let acquired: Acquired | false;
@@ -301,7 +306,7 @@ export abstract class BaseLock implements RLock {
     const hold = this.core.holds.get(this.#lockId, owner);
     // Nothing held here: never taken, released, or its lease ran out.
     if (!hold || !this.core.holds.isCurrent(hold)) return Promise.reject(this.#notHeld());
-    return releaseHold(this.core, this.name, hold, (...args) => this.releaseFor(...args), ticket);
+    return traceRelease(this.core, this.name, owner, this.#lockId, () => releaseHold(this.core, this.name, hold, (...args) => this.releaseFor(...args), ticket));
   }
 
   #lease(owner: string, acquired: Acquired): Lease {
