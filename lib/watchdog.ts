@@ -1,4 +1,4 @@
-import { LockLostError, LockReplicationError, type LockLostReason } from './errors.js';
+import { LockLostError, LockReplicationError, toLockError, type LockLostReason } from './errors.js';
 import { kindOf, type Hold, type Holds } from './holds.js';
 import { RENEW_BATCH_SIZE, RENEW_RETRY_MS } from './options.js';
 import type { LockScripts, ReplicaAck } from './scripts/registry.js';
@@ -112,8 +112,9 @@ export class Watchdog {
       }
     } catch (error) {
       if (this.#closed) return;
-      renewFailed(this.#config.clientId ?? '', batch, error);
-      listener.error(error);
+      const failure = toLockError(error, 'renew', undefined);
+      renewFailed(this.#config.clientId ?? '', batch, failure);
+      listener.error(failure);
       this.#schedule(Math.min(RENEW_RETRY_MS, leaseMs / 3));
       return;
     }
