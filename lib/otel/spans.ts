@@ -15,6 +15,8 @@ export class LockSpans {
   readonly #tracer: Tracer;
   readonly #lockName: LockNameAttribute | undefined;
   readonly #spans = new WeakMap<object, Span>();
+  /** `server.*` attributes per server address (a process talks to few servers). */
+  readonly #servers = new Map<string | undefined, Attributes>();
 
   constructor(tracer: Tracer, lockName: LockNameAttribute | undefined) {
     this.#tracer = tracer;
@@ -53,6 +55,15 @@ export class LockSpans {
     this.#spans.set(context, this.#tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, otelContext.active()));
   }
 
+  #server(address: string | undefined): Attributes {
+    let attributes = this.#servers.get(address);
+    if (!attributes) {
+      attributes = serverAttributes(address);
+      if (this.#servers.size < 1_000) this.#servers.set(address, attributes);
+    }
+    return attributes;
+  }
+
   #take(context: object): Span | undefined {
     const span = this.#spans.get(context);
     this.#spans.delete(context);
@@ -62,7 +73,7 @@ export class LockSpans {
   #attributes(context: ReleaseTraceContext | AcquireTraceContext): Attributes {
     const attributes: Attributes = {
       [lockAttributes.dbSystem]: 'redis',
-      ...serverAttributes(context.server),
+      ...this.#server(context.server),
       [lockAttributes.kind]: context.kind,
     };
     const mapped = this.#lockName?.(context.name);

@@ -71,7 +71,8 @@ export function useOtel(): OtelHarness {
     },
     points: async (name) => {
       const metric = (await collect()).find((m) => m.descriptor.name === name);
-      return (metric?.dataPoints ?? []).map((p: DataPoint<number | Histogram>) => ({ attributes: { ...p.attributes }, value: p.value }));
+      const points = (metric?.dataPoints ?? []) as DataPoint<number | Histogram>[];
+      return points.map((p) => ({ attributes: { ...p.attributes }, value: p.value }));
     },
     allAttributes: async () => (await collect()).flatMap((m) => m.dataPoints.map((p) => ({ ...p.attributes }))),
   };
