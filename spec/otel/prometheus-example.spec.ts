@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { startObservabilityExample, type ObservabilityExample } from '../../examples/observability/workload.js';
@@ -43,5 +44,13 @@ describe('examples/observability', () => {
     expect(scraped).toMatch(/rlock_lost_total\{rlock_lost_reason="deleted",rlock_lock_name="reports",otel_scope_name="rlock"\} [1-9]/);
     // The option maps names to their first part: no lock id reaches a label.
     expect(scraped).not.toMatch(/inventory:\d|reports:nightly/);
+    // Every series the Grafana dashboard queries is one the endpoint serves (renewal failures
+    // appear once one happened, which this workload never makes).
+    const dashboard = readFileSync(new URL('../../examples/observability/dashboard.json', import.meta.url), 'utf8');
+    const labels = new Set(['rlock_lock_kind', 'rlock_lock_name', 'rlock_acquire_outcome', 'rlock_hold_outcome', 'rlock_lost_reason']);
+    const names = [...dashboard.matchAll(/\b(rlock_[a-z_]+?)(?:_bucket|_count|_sum)?\b/g)].map((m) => m[1]!);
+    const queried = new Set(names.filter((name) => !labels.has(name)));
+    expect([...queried].sort()).toEqual(['rlock_acquire_duration', 'rlock_hold_duration', 'rlock_holds_active', 'rlock_lost_total', 'rlock_renewal_failures_total', 'rlock_waiters_active']);
+    for (const name of queried) if (name !== 'rlock_renewal_failures_total') expect(scraped).toContain(`# TYPE ${name} `);
   });
 });
