@@ -52,7 +52,8 @@ describe('rlock/otel metrics', () => {
     await expect(a.getLock('orders:1').acquire({ signal: controller.signal })).rejects.toThrow();
     const closing = client();
     const failing = closing.getLock('orders:1').acquire().catch((error: unknown) => error);
-    await sleep(60);
+    // Well into its wait (subscribed, asleep) before the client closes.
+    await sleep(300);
     await closing.close();
     expect(await failing).toBeInstanceOf(LockClientClosedError);
     await second.release();

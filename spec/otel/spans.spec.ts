@@ -61,7 +61,8 @@ describe('rlock/otel spans', () => {
     expect(await a.getLock('jobs:1').tryLock(50)).toBe(false);
     const closing = client();
     const failing = closing.getLock('jobs:1').acquire().catch((error: unknown) => error);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Well into its wait (subscribed, asleep) before the client closes.
+    await new Promise((resolve) => setTimeout(resolve, 300));
     await closing.close();
     await failing;
     await held.release();
