@@ -36,9 +36,11 @@ export const lockAttributes = {
   lostReason: 'rlock.lost.reason',
   /** OpenTelemetry's: the error's class name, on failed acquisitions and renewals. */
   errorType: 'error.type',
-  /** OpenTelemetry's database attributes on spans. */
+  /** OpenTelemetry's, on spans: `redis`. */
   dbSystem: 'db.system.name',
+  /** OpenTelemetry's, on spans: the server's host (on a connection to one server). */
   serverAddress: 'server.address',
+  /** OpenTelemetry's, on spans: the server's port. */
   serverPort: 'server.port',
 } as const;
 

@@ -5,7 +5,12 @@ import { lockAttributes } from './conventions.js';
 import { outcomeOf } from './metrics.js';
 
 /** Span names: low in cardinality (the lock kind is an attribute, the name only through the option). */
-export const lockSpans = { acquire: 'rlock.acquire', release: 'rlock.release' } as const;
+export const lockSpans = {
+  /** One acquisition, its wait included. */
+  acquire: 'rlock.acquire',
+  /** One release call. */
+  release: 'rlock.release',
+} as const;
 
 /**
  * Spans for rlock's acquisitions (their wait included) and releases, from its TracingChannels:
