@@ -19,5 +19,8 @@ await new Promise<void>((resolve) => {
   process.once('SIGINT', resolve);
   if (durationS > 0) setTimeout(resolve, durationS * 1_000);
 });
+// What Prometheus would scrape now: the series' types (the full text is at the URL above).
+const scraped = await (await fetch(example.metricsUrl)).text();
+console.log(scraped.split('\n').filter((line) => line.startsWith('# TYPE rlock_')).join('\n'));
 await example.stop();
 await found.release();
