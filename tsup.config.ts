@@ -9,7 +9,8 @@ const shared: Options = {
 
 export default defineConfig([
   // The package: ESM and CJS with types. Cleans dist/ first, but not the CLI the other build writes.
-  { ...shared, entry: ['lib/index.ts'], format: ['esm', 'cjs'], dts: true, clean: ['!cli.js', '!cli.js.map'] },
+  // `rlock/otel` is an entry of its own: only it loads @opentelemetry/api (an optional peer).
+  { ...shared, entry: { index: 'lib/index.ts', otel: 'lib/otel/index.ts' }, format: ['esm', 'cjs'], dts: true, clean: ['!cli.js', '!cli.js.map'] },
   // The `rlock` command (package.json `bin`): one ESM file, executable (its source starts with a hashbang).
   { ...shared, entry: { cli: 'lib/cli/main.ts' }, format: ['esm'], dts: false, clean: false },
 ]);

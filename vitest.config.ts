@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vitest/config';
 
 // Mirrors tsup's `loader: { '.lua': 'text' }`: a .lua import is its source text.
@@ -11,6 +12,13 @@ const luaAsText: Plugin = {
 
 export default defineConfig({
   plugins: [luaAsText],
+  // Examples import the package by name, as users do (tsconfig paths say the same to tsc and tsx).
+  resolve: {
+    alias: [
+      { find: /^rlock\/otel$/, replacement: fileURLToPath(new URL('./lib/otel/index.ts', import.meta.url)) },
+      { find: /^rlock$/, replacement: fileURLToPath(new URL('./lib/index.ts', import.meta.url)) },
+    ],
+  },
   test: {
     include: ['spec/**/*.spec.ts'],
     globalSetup: ['spec/helpers/global-setup.ts'],

@@ -120,9 +120,10 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     // At first use: warn (`warning` event, process warning) when Redis may evict lock keys.
     const checkEviction = evictionCheck(redis, (info) => void this.emit('warning', info));
     let evictionChecked = false;
-    const holds = new Holds({
-      lost: (hold, reason) => void this.emit('lost', { name: hold.target.name, owner: hold.owner, reason }),
-    });
+    const holds = new Holds(
+      { lost: (hold, reason) => void this.emit('lost', { name: hold.target.name, owner: hold.owner, reason }) },
+      this.id,
+    );
     const core: Omit<LockCore, 'topology' | 'publish'> = {
       clientId: this.id,
       keyPrefix,
@@ -147,6 +148,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
         leaseMs: watchdogTimeoutMs,
         topology: () => this.#currentTopology(),
         syncReplicas,
+        clientId: this.id,
         listener: {
           renewed: (hold) => void this.emit('renewed', { name: hold.target.name, owner: hold.owner }),
           error: (error) => onError(toLockError(error, 'renew', undefined)),

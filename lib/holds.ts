@@ -1,6 +1,7 @@
 import { LockLostError, type LockError, type LockLostReason, type ObjectKind } from './errors.js';
 import { HOLD_DRIFT_FACTOR, HOLD_DRIFT_MS } from './options.js';
 import type { RenewScript } from './scripts/registry.js';
+import { holdEnded, holdStarted } from './telemetry/hold-channels.js';
 
 /** How the watchdog renews one hold, with which batched script. */
 export interface RenewTarget {
@@ -76,6 +77,9 @@ export class Hold {
   letGoSent = false;
   /** performance.now() when the owner's first hold was confirmed: `released` tells `heldMs` from it. */
   readonly since = performance.now();
+  /** Permits the hold is (a Permit's count, 1 for a lock); `announced`: `rlock:hold:end` is due once. */
+  permits = 1;
+  announced = false;
 
   constructor(
     readonly id: string,
@@ -107,6 +111,8 @@ export interface Acquisition {
   /** A RedLock's node hold (see Hold.quiet), renewed at most `maxRenewals` times. */
   readonly quiet?: boolean;
   readonly maxRenewals?: number;
+  /** A Permit's count of permits (default 1). */
+  readonly permits?: number;
   /** How to let go of holds the clock ended (see Hold.letGo). */
   readonly letGo?: (count: number) => void;
   /** performance.now() when the winning attempt was sent. */
@@ -134,7 +140,8 @@ export class Holds {
   readonly #closeHooks = new Set<() => void>();
   #closed = false;
 
-  constructor(listener: HoldsListener) {
+  /** `clientId`: the LockClient's, for telemetry. */
+  constructor(listener: HoldsListener, readonly clientId = '') {
     this.#listener = listener;
   }
 
@@ -159,12 +166,15 @@ export class Holds {
     const id = holdId(a.lockId, a.owner);
     let hold = this.#holds.get(id);
     if (!hold || hold.count === 0) {
+      if (hold) holdEnded(this.clientId, hold, undefined);
       hold = new Hold(id, a.lockId, a.owner, a.target, a.unscoped);
       if (a.quiet) hold.quiet = true;
+      if (a.permits !== undefined) hold.permits = a.permits;
       hold.renewalsLeft = a.maxRenewals;
       hold.letGo = a.letGo;
       this.#holds.set(id, hold);
       if (a.unscoped) this.rememberUnscoped(a.lockId, a.owner);
+      holdStarted(this.clientId, hold);
     }
     hold.count += 1;
     hold.ending = false;
@@ -191,6 +201,7 @@ export class Holds {
   end(hold: Hold, why?: HoldEnd): void {
     if (this.#holds.get(hold.id) !== hold) return;
     this.#holds.delete(hold.id);
+    holdEnded(this.clientId, hold, why);
     if (hold.unscoped) this.forgetUnscoped(hold.lockId, hold.owner);
     if (hold.observers) for (const observer of hold.observers) observer.ended?.(hold, why);
   }

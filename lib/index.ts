@@ -4,12 +4,15 @@ export type { LockAcquiredInfo, LockClientEvents, LockEventInfo, LockLostInfo, L
 export {
   diagnosticsChannels,
   type AcquireEndMessage,
+  type AcquireOutcome,
   type AcquireStartMessage,
   type LockMessage,
   type LostMessage,
   type ReleaseMessage,
   type RenewMessage,
 } from './telemetry/channels.js';
+export type { HoldEndMessage, HoldStartMessage, RenewFailureMessage } from './telemetry/hold-channels.js';
+export { tracingChannels, type AcquireTraceContext, type ReleaseTraceContext } from './telemetry/tracing.js';
 export {
   InvalidArgumentError,
   isLockError,

@@ -1,8 +1,9 @@
-import { LockLostError, LockReplicationError, type LockLostReason } from './errors.js';
+import { LockLostError, LockReplicationError, toLockError, type LockLostReason } from './errors.js';
 import { kindOf, type Hold, type Holds } from './holds.js';
 import { RENEW_BATCH_SIZE, RENEW_RETRY_MS } from './options.js';
 import type { LockScripts, ReplicaAck } from './scripts/registry.js';
 import type { Topology } from './topology.js';
+import { renewFailed } from './telemetry/hold-channels.js';
 
 export type { RenewTarget } from './holds.js';
 
@@ -23,6 +24,8 @@ export interface WatchdogConfig {
   /** Renewals must reach this many replicas too (WAIT in the same round trip). */
   readonly syncReplicas: ReplicaAck | undefined;
   readonly listener: WatchdogListener;
+  /** The LockClient's id, for telemetry. */
+  readonly clientId?: string;
 }
 
 /**
@@ -109,7 +112,9 @@ export class Watchdog {
       }
     } catch (error) {
       if (this.#closed) return;
-      listener.error(error);
+      const failure = toLockError(error, 'renew', undefined);
+      renewFailed(this.#config.clientId ?? '', batch, failure);
+      listener.error(failure);
       this.#schedule(Math.min(RENEW_RETRY_MS, leaseMs / 3));
       return;
     }

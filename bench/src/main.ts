@@ -15,8 +15,9 @@ import { SCENARIOS } from './scenarios/index.js';
 import type { ScenarioReport } from './scenarios/scenario.js';
 import { seededRandom } from './stats.js';
 
-const USAGE = `usage: npm run bench -- [--quick] [--scenarios=1,3] [--libraries=rlock,redlock4-tuned] [--seed=N]
+const USAGE = `usage: npm run bench -- [--quick] [--scenarios=1,3] [--libraries=rlock,redlock4-tuned] [--seed=N] [--otel]
   --quick       reduced sizes (checks the bench; numbers not for comparison)
+  --otel        rlock instrumented into the OpenTelemetry SDK (rlock/otel: metrics and spans)
   --scenarios   run only these scenarios (ids: ${SCENARIOS.map((s) => s.id).join(', ')})
   --libraries   run only these (ids: ${ADAPTERS.map((a) => a.id).join(', ')})
   --seed        replay a run's library order
@@ -29,6 +30,7 @@ const { values: flags } = parseArgs({
     scenarios: { type: 'string' },
     libraries: { type: 'string' },
     seed: { type: 'string' },
+    otel: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -50,7 +52,7 @@ const adapters = pick(ADAPTERS, flags.libraries, 'library');
 const seed = flags.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(flags.seed);
 if (!Number.isSafeInteger(seed)) throw new Error(`--seed must be an integer\n${USAGE}`);
 const quick = flags.quick ?? false;
-const complete = !quick && scenarios.length === SCENARIOS.length && adapters.length === ADAPTERS.length;
+const complete = !quick && !flags.otel && scenarios.length === SCENARIOS.length && adapters.length === ADAPTERS.length;
 const outName = complete ? 'latest' : 'quick';
 const resultsDir = new URL('../results/', import.meta.url);
 
@@ -60,13 +62,14 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void server.stop().finally(() => process.exit(130)));
 }
 const admin = new Redis(server.url);
+const stopOtel = flags.otel ? (await import('./otel.js')).startOtel() : undefined;
 const started = performance.now();
 const startedAt = new Date().toISOString();
 try {
   const machine = await describeMachine(admin);
   console.log(
     `rlock bench${quick ? ' (quick)' : ''}: ${machine.cores} cores, ${machine.cpu}, Node ${machine.node}, ` +
-      `Redis ${machine.redis} on ${server.url}, seed ${seed}`,
+      `Redis ${machine.redis} on ${server.url}, seed ${seed}${stopOtel ? ', rlock/otel on (metrics and spans)' : ''}`,
   );
   if (typeof globalThis.gc !== 'function') console.log('note: no --expose-gc, scenario 6 cannot measure the heap');
   const random = seededRandom(seed);
@@ -109,6 +112,7 @@ try {
   }
   console.log(`\n${Math.round(durationS)} s; wrote bench/results/${outName}.{md,json,svg}`);
 } finally {
+  await stopOtel?.();
   admin.disconnect();
   await server.stop();
 }

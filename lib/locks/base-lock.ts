@@ -16,6 +16,7 @@ import { assertNotHandedOff, movesOf, releaseWhole } from '../holding/lease-move
 import { capHold } from '../holding/max-hold.js';
 import type { LeaseHandleKind } from '../holding/lease-handle.js';
 import { HOLD_ACCESS, type HoldAccess } from '../holding/hold-access.js';
+import { traceRelease } from '../telemetry/tracing.js';
 import { newRequestId } from './request-id.js';
 import { runWithLease } from './with-lease.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
@@ -224,10 +225,14 @@ export abstract class BaseLock implements RLock {
   }
 
   /** Acquires for `owner`; `listed`: an unscoped hold goes on the list `unlock()` takes from. */
-  async #acquire(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, listed = true, maxHoldMs?: number): Promise<Acquired | false> {
+  #acquire(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, listed = true, maxHoldMs?: number): Promise<Acquired | false> {
     signal?.throwIfAborted();
     assertNotHandedOff(this.#lockId, this.name);
-    const track = new AcquireTrack(this.core.clientId, this.#lockId, this.name, owner);
+    const track = new AcquireTrack(this.core.clientId, this.#lockId, this.name, owner, { server: this.core.redis.address, signal });
+    return track.run(() => this.#acquireTracked(track, owner, waitMs, leaseMs, signal, listed, maxHoldMs));
+  }
+
+  async #acquireTracked(track: AcquireTrack, owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, listed: boolean, maxHoldMs: number | undefined): Promise<Acquired | false> {
     const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
     const ttlMs = this.ttlFor(leaseMs);
     let acquired: Acquired | false;
@@ -328,7 +333,7 @@ export abstract class BaseLock implements RLock {
     const hold = this.core.holds.get(this.#lockId, owner);
     // Nothing held here: never taken, released, or its lease ran out.
     if (!hold || !this.core.holds.isCurrent(hold)) return Promise.reject(this.#notHeld());
-    return releaseHold(this.core, this.name, hold, (...args) => this.releaseFor(...args), ticket);
+    return traceRelease(this.core, this.name, owner, this.#lockId, () => releaseHold(this.core, this.name, hold, (...args) => this.releaseFor(...args), ticket));
   }
 
   #lease(owner: string, acquired: { token?: number | undefined }, release = (ticket: ReleaseTicket) => this.#release(owner, ticket)): Lease {

@@ -4,6 +4,7 @@ import { kindOf, type Hold, type PendingRelease } from '../holds.js';
 import { LazyAbort, Lease, type LeaseMovesInit } from '../lease.js';
 import { RECORD_MAX_MS, RELEASE_TIMEOUT_MS } from '../options.js';
 import { raceDeadline, TIMED_OUT } from '../wait.js';
+import { holdEnded } from '../telemetry/hold-channels.js';
 import { newRequestId } from './request-id.js';
 
 /** Sends one release call: the lock kind's script. */
@@ -148,7 +149,11 @@ async function finishInBackground(
       // Kept (count 0) until its lease is over or a retried release collects the answer.
       hold.count = Math.max(0, left);
       // Holds left that the client did not count are not renewed (see settle).
-      if (left === 0 && !hold.quiet) core.events.emit('released', { name, owner: hold.owner, heldMs: performance.now() - hold.since });
+      if (left === 0 && !hold.quiet) {
+        // Released now, though the record is kept until its lease is over (see above).
+        holdEnded(core.clientId, hold, undefined);
+        core.events.emit('released', { name, owner: hold.owner, heldMs: performance.now() - hold.since });
+      }
       return;
     } catch {
       // Reported once, to the caller; the lease bounds the retries.

@@ -10,6 +10,8 @@ import { confirmReplicas } from '../locks/replica-ack.js';
 import { SUBSCRIPTION_LINGER_MS } from '../options.js';
 import { FairWaiterQueue } from '../pubsub/fair-waiter-queue.js';
 import { semaphoreKeys, SynchronizerScripts, type SemaphoreKeys } from '../scripts/semaphore-scripts.js';
+import { AcquireTrack } from '../telemetry/channels.js';
+import { traceRelease } from '../telemetry/tracing.js';
 import { checkFunction, checkLockName, checkObject, checkWaitOptions, WATCHDOG_LEASE } from '../validate.js';
 import { acquireOnce, attemptWithin, raceDeadline, TIMED_OUT, type Acquired, type AttemptResult } from '../wait.js';
 import { Permit } from './permit.js';
@@ -149,6 +151,14 @@ export class Semaphore implements RSemaphore {
     await this.#open();
     signal?.throwIfAborted();
     const core = this.#core;
+    // Telemetry's owner: the first attempt's permit id (each attempt sends one of its own).
+    const owner = `${need}:${core.clientId}:${(lastPermit + 1).toString(36)}`;
+    const track = new AcquireTrack(core.clientId, `permit\u0000${this.#keys.permits}`, this.name, owner, { server: core.redis.address, permits: need, signal });
+    return track.around(() => this.#acquirePermit(need, waitMs, leaseMs, signal));
+  }
+
+  async #acquirePermit(need: number, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Permit | null> {
+    const core = this.#core;
     const ttlMs = leaseMs === WATCHDOG_LEASE ? core.watchdogTimeoutMs : leaseMs;
     const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
     for (;;) {
@@ -184,7 +194,7 @@ export class Semaphore implements RSemaphore {
   #permit(id: string, need: number, sentAt: number, ttlMs: number, watchdog: boolean, maxHoldMs: number | undefined): Permit {
     const core = this.#core;
     const access = this[HOLD_ACCESS]();
-    const hold = core.holds.acquired({ lockId: access.lockId, owner: id, target: access.target(id), unscoped: false, sentAt, ttlMs, watchdog });
+    const hold = core.holds.acquired({ lockId: access.lockId, owner: id, target: access.target(id), unscoped: false, sentAt, ttlMs, watchdog, permits: need });
     if (watchdog) core.watchdog.kick();
     capHold(core, hold, maxHoldMs, access.letGo(id));
     core.events.emit('acquired', { name: this.name, owner: id });
@@ -222,7 +232,7 @@ export class Semaphore implements RSemaphore {
         hold.leases.delete(controller);
         // Released already, or lost (the signal said so): nothing to give back.
         if (!core.holds.isCurrent(hold)) return;
-        await releaseHold(core, this.name, hold, (owner) => this.#send(owner), ticket);
+        await traceRelease(core, this.name, id, hold.lockId, () => releaseHold(core, this.name, hold, (owner) => this.#send(owner), ticket));
       },
     });
   }

@@ -1,6 +1,8 @@
 import { channel } from 'node:diagnostics_channel';
 import type { LockLostReason } from '../errors.js';
 import type { Acquired } from '../wait.js';
+import { kindOfLockId } from './lock-kind.js';
+import { acquireTracing, isTraced, type AcquireTraceContext } from './tracing.js';
 
 /**
  * The `node:diagnostics_channel` names rlock publishes lock life events on. Subscribe with
@@ -25,7 +27,16 @@ export const diagnosticsChannels = {
   lost: 'rlock:lost',
   /** The watchdog renewed a hold (the `renewed` event): {@link RenewMessage}. */
   renew: 'rlock:renew',
+  /** A renewal call for a hold failed (it is retried soon): {@link RenewFailureMessage}. */
+  renewFailure: 'rlock:renew:failure',
+  /** An owner's first hold of a lock (or a semaphore's permits) was confirmed: {@link HoldStartMessage}. */
+  holdStart: 'rlock:hold:start',
+  /** That hold ended: released, lost, or its client closed: {@link HoldEndMessage}. */
+  holdEnd: 'rlock:hold:end',
 } as const;
+
+/** How an acquisition ended. */
+export type AcquireOutcome = 'acquired' | 'timeout' | 'aborted' | 'error';
 
 /** What every rlock diagnostics message carries. */
 export interface LockMessage {
@@ -39,7 +50,7 @@ export interface LockMessage {
 
 /** `rlock:acquire:start`. */
 export interface AcquireStartMessage extends LockMessage {
-  /** `lock`, `fenced`, `fair-lock`, `read` or `write`. */
+  /** `lock`, `fenced`, `fair-lock`, `read`, `write` or `semaphore`. */
   readonly kind: string;
 }
 
@@ -47,6 +58,8 @@ export interface AcquireStartMessage extends LockMessage {
 export interface AcquireEndMessage extends AcquireStartMessage {
   /** False when the wait ran out (tryLock resolved false, acquire threw LockAcquireTimeoutError) or the call failed. */
   readonly acquired: boolean;
+  /** `acquired`, `timeout` (the wait ran out), `aborted` (by the call's signal) or `error`. */
+  readonly outcome: AcquireOutcome;
   /** ms from the call to the outcome. */
   readonly waitMs: number;
   /** Attempts sent to Redis (1 when it was free); undefined when not acquired. */
@@ -96,16 +109,49 @@ export class AcquireTrack {
   readonly #lockId: string;
   readonly #name: string;
   readonly #owner: string;
+  readonly #scope: AcquireScope;
   /** Attempts of the acquisition calls that acquired (a late one included). */
   #attempts = 0;
+  /** The `tracing:rlock:acquire` context, when the acquisition runs traced. */
+  #trace: AcquireTraceContext | undefined;
 
   /** `lockId`: `${kind}\0${lock key}`, as the lock kinds name their holds. */
-  constructor(clientId: string, lockId: string, name: string, owner: string) {
+  constructor(clientId: string, lockId: string, name: string, owner: string, scope: AcquireScope = {}) {
     this.#clientId = clientId;
     this.#lockId = lockId;
     this.#name = name;
     this.#owner = owner;
+    this.#scope = scope;
     if (acquireStart.hasSubscribers) acquireStart.publish(this.#message());
+  }
+
+  /**
+   * Runs the acquisition `fn` inside `tracing:rlock:acquire` (start, end, asyncStart, asyncEnd,
+   * error) when someone subscribes there, so that tracers see it in the caller's async context;
+   * otherwise just calls it.
+   */
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    if (!isTraced(acquireTracing)) return fn();
+    const { server, permits } = this.#scope;
+    this.#trace = { ...this.#message(), server, permits };
+    return acquireTracing.tracePromise(fn, this.#trace);
+  }
+
+  /**
+   * Runs `acquire` (a semaphore request: its value, or null when the wait ran out) as this
+   * acquisition: its outcome is published, and it is traced when someone subscribes.
+   */
+  around<T>(acquire: () => Promise<T | null>): Promise<T | null> {
+    return this.run(async () => {
+      let result: T | null;
+      try {
+        result = await acquire();
+      } catch (error) {
+        throw this.failed(error);
+      }
+      this.#end(result === null ? 'timeout' : 'acquired', undefined);
+      return result;
+    });
   }
 
   /**
@@ -118,13 +164,14 @@ export class AcquireTrack {
 
   /** An acquisition call failed with `error`: publishes its end; returns the error. */
   failed(error: unknown): unknown {
-    this.#end(false, undefined, error);
+    const signal = this.#scope.signal;
+    this.#end(signal?.aborted && error === signal.reason ? 'aborted' : 'error', undefined, error);
     return error;
   }
 
   /** The acquisition gave up (its wait ran out, or a call acquired too late): publishes its end. */
   gaveUp(): false {
-    this.#end(false, undefined);
+    this.#end('timeout', undefined);
     return false;
   }
 
@@ -132,21 +179,32 @@ export class AcquireTrack {
   acquired(): AcquiredPayload {
     const attempts = Math.max(1, this.#attempts);
     const waitMs = performance.now() - this.#started;
-    this.#end(true, attempts, undefined, waitMs);
+    this.#end('acquired', attempts, undefined, waitMs);
     return { name: this.#name, owner: this.#owner, waitMs, attempts };
   }
 
-  #end(acquired: boolean, attempts: number | undefined, error?: unknown, waitMs = performance.now() - this.#started): void {
+  #end(outcome: AcquireOutcome, attempts: number | undefined, error?: unknown, waitMs = performance.now() - this.#started): void {
+    if (this.#trace) Object.assign(this.#trace, { outcome, waitMs, attempts });
     if (!acquireEnd.hasSubscribers) return;
-    const message: AcquireEndMessage = { ...this.#message(), acquired, waitMs, attempts };
+    const message: AcquireEndMessage = { ...this.#message(), acquired: outcome === 'acquired', outcome, waitMs, attempts };
     acquireEnd.publish(error === undefined ? message : { ...message, error });
   }
 
   #message(): AcquireStartMessage {
-    const kind = this.#lockId.slice(0, this.#lockId.indexOf('\u0000'));
-    return { name: this.#name, owner: this.#owner, clientId: this.#clientId, kind };
+    return { name: this.#name, owner: this.#owner, clientId: this.#clientId, kind: kindOfLockId(this.#lockId) };
   }
 }
+
+/** What an acquisition's telemetry knows beyond the lock: where, how many permits, its signal. */
+export interface AcquireScope {
+  /** The server (`host:port`) of a connection to one server. */
+  readonly server?: string | undefined;
+  /** A semaphore request's permits. */
+  readonly permits?: number;
+  /** The call's signal: an error that is its reason is an abort. */
+  readonly signal?: AbortSignal | undefined;
+}
+
 
 /** Publishes a client event (`released`, `lost`, `renewed`) on its channel, if someone subscribes. */
 export function publishLockEvent(clientId: string, event: string, payload: unknown): void {
