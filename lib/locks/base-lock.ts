@@ -38,9 +38,9 @@ export abstract class BaseLock implements RLock {
   protected readonly keys: LockKeys;
   /** This lock and kind in the client's hold records: `${kind}\0${lock key}`. */
   readonly #lockId: string;
-  readonly #kind: LeaseHandleKind;
+  readonly #kind: LeaseHandleKind | 'election';
 
-  protected constructor(core: LockCore, name: unknown, kind: LeaseHandleKind) {
+  protected constructor(core: LockCore, name: unknown, kind: LeaseHandleKind | 'election') {
     this.name = checkLockName(name);
     this.core = core;
     this.keys = lockKeys(core.keyPrefix, this.name);
@@ -338,7 +338,9 @@ export abstract class BaseLock implements RLock {
 
   #lease(owner: string, acquired: { token?: number | undefined }, release = (ticket: ReleaseTicket) => this.#release(owner, ticket)): Lease {
     const hold = this.holdOf(owner);
-    const moves = movesOf(this.core, hold, { kind: this.#kind, name: this.name, token: acquired.token });
+    // An election's hold moves only through its Leadership, never by a handle.
+    const kind = this.#kind;
+    const moves = kind === 'election' ? undefined : movesOf(this.core, hold, { kind, name: this.name, token: acquired.token });
     return leaseOfHold(this.name, owner, hold, acquired.token, release, moves);
   }
 

@@ -154,10 +154,10 @@ export class Semaphore implements RSemaphore {
     // Telemetry's owner: the first attempt's permit id (each attempt sends one of its own).
     const owner = `${need}:${core.clientId}:${(lastPermit + 1).toString(36)}`;
     const track = new AcquireTrack(core.clientId, `permit\u0000${this.#keys.permits}`, this.name, owner, { server: core.redis.address, permits: need, signal });
-    return track.around(() => this.#acquirePermit(need, waitMs, leaseMs, signal));
+    return track.around(() => this.#acquirePermit(need, waitMs, leaseMs, signal, maxHoldMs));
   }
 
-  async #acquirePermit(need: number, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Permit | null> {
+  async #acquirePermit(need: number, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, maxHoldMs: number | undefined): Promise<Permit | null> {
     const core = this.#core;
     const ttlMs = leaseMs === WATCHDOG_LEASE ? core.watchdogTimeoutMs : leaseMs;
     const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
