@@ -2,6 +2,8 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   diagnosticsChannels,
+  type HoldEndMessage,
+  type HoldStartMessage,
   type AcquireEndMessage,
   type AcquireStartMessage,
   type LockAcquiredInfo,
@@ -72,6 +74,44 @@ describe('telemetry on node:diagnostics_channel', () => {
     expect(fromB[0]).toMatchObject({ kind: 'fair-lock', acquired: false, attempts: undefined });
     expect(fromB[0]!.waitMs).toBeGreaterThanOrEqual(75);
     expect(ends.filter((m) => m.clientId === a.id).map((m) => m.kind)).toEqual(['fair-lock', 'write']);
+  });
+
+  it('hold start and end pair up (re-entries are no new hold; a Permit counts its permits); acquire end says the outcome', async () => {
+    const starts = listen<HoldStartMessage>(diagnosticsChannels.holdStart);
+    const ends = listen<HoldEndMessage>(diagnosticsChannels.holdEnd);
+    const acquireEnds = listen<AcquireEndMessage>(diagnosticsChannels.acquireEnd);
+    const locks = fx.client();
+    const other = fx.client();
+    const lock = locks.getLock('held');
+    let owner = '';
+    await locks.runInContext(async () => {
+      await lock.lock();
+      await lock.lock();
+      owner = (await lock.getHolders())[0]!.owner;
+      await lock.unlock();
+      expect(ends.filter((m) => m.clientId === locks.id)).toEqual([]);
+      await lock.unlock();
+    });
+    const permit = await locks.getSemaphore('sem', { permits: 3 }).acquire({ permits: 2 });
+    await permit.release();
+    const mine = <T extends { clientId: string }>(list: T[]): T[] => list.filter((m) => m.clientId === locks.id);
+    expect(mine(starts)).toEqual([
+      { name: 'held', owner, clientId: locks.id, kind: 'lock', permits: 1 },
+      { name: 'sem', owner: permit.id, clientId: locks.id, kind: 'semaphore', permits: 2 },
+    ]);
+    expect(mine(ends).map(({ heldMs, ...rest }) => (expect(heldMs).toBeGreaterThanOrEqual(0), rest))).toEqual([
+      { name: 'held', owner, clientId: locks.id, kind: 'lock', permits: 1, reason: 'released' },
+      { name: 'sem', owner: permit.id, clientId: locks.id, kind: 'semaphore', permits: 2, reason: 'released' },
+    ]);
+    expect(mine(acquireEnds).map((m) => [m.kind, m.outcome])).toEqual([['lock', 'acquired'], ['lock', 'acquired'], ['semaphore', 'acquired']]);
+
+    const held = await other.getLock('busy').acquire();
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    await expect(locks.getLock('busy').acquire({ signal: controller.signal })).rejects.toThrow();
+    expect(await locks.getLock('busy').tryLock(30)).toBe(false);
+    await held.release();
+    expect(mine(acquireEnds).slice(3).map((m) => [m.outcome, m.acquired])).toEqual([['aborted', false], ['timeout', false]]);
   });
 
   it('renew and lost (with the reason) from the watchdog', async () => {
