@@ -2,14 +2,17 @@
 // task locks and unlocks one key back to back, per call style, on a redis-server of its own;
 // prints p50 per cycle and Redis' own cost (commandstats). `--only=tryLock --cycles=N` runs one
 // style, e.g. under `node --cpu-prof`. `--tasks=N` runs N tasks at once, each on its own key
-// (cycles per task), and also prints this process's CPU per cycle (`process.cpuUsage`).
+// (cycles per task), and also prints this process's CPU per cycle (`process.cpuUsage`). `--alloc`
+// also prints the heap bytes allocated per cycle (V8's sampling heap profiler, collected objects
+// included): a figure the machine's load does not blur.
 //   node --import tsx --import ./tools/register-lua.mjs tools/cycle-bench.ts [--only=tryLock] [--cycles=20000] [--tasks=100]
+import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { LockClient } from '../lib/index.js';
 import { spawnRedis } from './redis-server.js';
 
-const { values } = parseArgs({ options: { detail: { type: 'boolean' }, only: { type: 'string' }, cycles: { type: 'string' }, rounds: { type: 'string' }, tasks: { type: 'string' } } });
+const { values } = parseArgs({ options: { detail: { type: 'boolean' }, only: { type: 'string' }, cycles: { type: 'string' }, rounds: { type: 'string' }, tasks: { type: 'string' }, alloc: { type: 'boolean' } } });
 const CYCLES = Number(values.cycles ?? 5_000);
 const ROUNDS = Number(values.rounds ?? 3);
 const TASKS = Number(values.tasks ?? 1);
@@ -62,7 +65,16 @@ async function commandStats(raw: boolean): Promise<{ calls: number; usec: number
 }
 
 const picked = values.only ? values.only.split(',') : Object.keys(styles);
-const results = new Map<string, { p50: number[]; usec: number[]; calls: number[]; cpu: number[]; client: number[] }>();
+const results = new Map<string, { p50: number[]; usec: number[]; calls: number[]; cpu: number[]; client: number[]; alloc: number[] }>();
+const profiler = new Session();
+if (values.alloc) profiler.connect();
+
+interface SamplingNode {
+  selfSize: number;
+  children: SamplingNode[];
+}
+/** Bytes of every sampled allocation under `node`. */
+const allocatedBytes = (node: SamplingNode): number => node.children.reduce((sum, child) => sum + allocatedBytes(child), node.selfSize);
 try {
   for (let round = 0; round < ROUNDS; round += 1) {
     for (const name of picked) {
@@ -73,7 +85,9 @@ try {
       await admin.config('RESETSTAT');
       const before = await commandStats(name === 'raw');
       const samples: number[] = [];
+      const entry = results.get(name) ?? { p50: [], usec: [], calls: [], cpu: [], client: [], alloc: [] };
       const cpuBefore = process.cpuUsage();
+      if (values.alloc) await profiler.post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
       await Promise.all(
         Array.from({ length: TASKS }, async (_, task) => {
           const taskKey = TASKS === 1 ? key : `${key}:${task}`;
@@ -85,10 +99,13 @@ try {
         }),
       );
       const cpuUsed = process.cpuUsage(cpuBefore);
+      if (values.alloc) {
+        const { profile } = await profiler.post('HeapProfiler.stopSampling');
+        entry.alloc.push(allocatedBytes(profile.head) / (CYCLES * TASKS));
+      }
       const after = await commandStats(name === 'raw');
       if (values.detail) console.log(name, (await admin.info('commandstats')).replace(/,rejected_calls=0,failed_calls=0/g, ''));
       samples.sort((a, b) => a - b);
-      const entry = results.get(name) ?? { p50: [], usec: [], calls: [], cpu: [], client: [] };
       entry.p50.push(samples[Math.floor(samples.length / 2)]! * 1000);
       entry.usec.push((after.usec - before.usec) / (CYCLES * TASKS));
       entry.calls.push((after.calls - before.calls) / (CYCLES * TASKS));
@@ -102,7 +119,7 @@ try {
   for (const [name, r] of results) {
     const ratio = rawP50 ? ` (${(median(r.p50) / rawP50).toFixed(2)}x raw)` : '';
     console.log(
-      `${name.padEnd(11)} p50 ${median(r.p50).toFixed(1)} µs${ratio}; client CPU ${median(r.client).toFixed(1)} µs/cycle; Redis CPU ${median(r.cpu).toFixed(0)} µs/cycle, commandstats ${median(r.usec).toFixed(1)} µs/cycle, ${median(r.calls).toFixed(1)} commands/cycle`,
+      `${name.padEnd(11)} p50 ${median(r.p50).toFixed(1)} µs${ratio}; client CPU ${median(r.client).toFixed(1)} µs/cycle${values.alloc ? `, ${(median(r.alloc) / 1024).toFixed(1)} KB allocated/cycle` : ''}; Redis CPU ${median(r.cpu).toFixed(0)} µs/cycle, commandstats ${median(r.usec).toFixed(1)} µs/cycle, ${median(r.calls).toFixed(1)} commands/cycle`,
     );
   }
 } finally {

@@ -87,6 +87,30 @@ describe('Lua scripts', () => {
     expect(await redis.pttl(keys.lock)).toBeGreaterThan(29_000);
   });
 
+  it('release: the final releases of one client share one record, which answers each resend and never shortens', async () => {
+    const { redis, scripts, keys } = setup();
+    // Two owners of client c, one after the other (the second re-entered), then every release resent.
+    await scripts.lock.acquire(keys, 'c:1', 10_000, 'c', WaiterMode.Single, rid());
+    expect(await scripts.lock.release(keys, 'c:1', 0, 'r1', 'publish', 20_000)).toBe(0);
+    await scripts.lock.acquire(keys, 'c:2', 10_000, 'c', WaiterMode.Single, rid());
+    await scripts.lock.acquire(keys, 'c:2', 10_000, 'c', WaiterMode.Single, rid());
+    expect(await scripts.lock.release(keys, 'c:2', 0, 'r2', 'publish', 1_000)).toBe(1);
+    expect(await scripts.lock.release(keys, 'c:2', 0, 'r3', 'publish', 1_000)).toBe(0);
+    expect(await scripts.lock.release(keys, 'c:1', 0, 'r1', 'publish', 20_000)).toBe(0);
+    expect(await scripts.lock.release(keys, 'c:2', 0, 'r2', 'publish', 1_000)).toBe(1);
+    expect(await scripts.lock.release(keys, 'c:2', 0, 'r3', 'publish', 1_000)).toBe(0);
+    // A release never sent before finds nothing held.
+    expect(await scripts.lock.release(keys, 'c:2', 0, 'r4', 'publish', 1_000)).toBe(-1);
+    expect(await redis.keys(`${keys.records}*`)).toEqual([`${keys.records}r:c`]);
+    // The later release's shorter record time did not cut the earlier one's.
+    expect(await redis.pttl(`${keys.records}r:c`)).toBeGreaterThan(15_000);
+    // Another client's final release has a record of its own; c's answers do not stand for it.
+    await scripts.lock.acquire(keys, 'd:1', 10_000, 'd', WaiterMode.Single, rid());
+    expect(await scripts.lock.release(keys, 'd:7', 0, 'r1', 'publish', 1_000)).toBe(-1);
+    expect(await scripts.lock.release(keys, 'd:1', 0, 'r1', 'publish', 1_000)).toBe(0);
+    expect((await redis.keys(`${keys.records}*`)).sort()).toEqual([`${keys.records}r:c`, `${keys.records}r:d`]);
+  });
+
   it('release and forceUnlock wake exactly one subscribed client; passWake hands on', async () => {
     const { redis, scripts, keys } = setup();
     const sub = fx.redis();
