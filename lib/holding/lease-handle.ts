@@ -30,9 +30,11 @@ export interface LeaseHandle {
   readonly expiresAt: number;
   /** A fenced lock's token. */
   readonly token?: number;
-  /** A permit: how many permits it holds, the semaphore's limit, and whether it is fair. */
+  /** A permit: how many permits it holds. */
   readonly permits?: number;
+  /** A permit: its semaphore's limit (the adopting client makes the semaphore with it). */
   readonly limit?: number;
+  /** A permit: whether its semaphore is fair. */
   readonly fair?: boolean;
   /** A MultiLock: one handle per member, in the order they were taken. */
   readonly members?: readonly LeaseHandle[];
