@@ -2,9 +2,10 @@
  * The observers of the torture's `election` kind: every observer's sequence of leaders must be in
  * order — epochs never go back, a leader's values come in the order it proclaimed them, nothing
  * is told twice — and each leader it names has the epoch its campaign got (or an earlier one,
- * for an attempt let go because its answer came too late). A restart of the
- * server without persistence begins the epochs again: pairs of observations around one are not
- * compared.
+ * for an attempt let go because its answer came too late). A restart of the server without
+ * persistence begins the epochs again: a leader is not compared with one whose campaign was
+ * called before a restart (an observer frozen through a restart reports, when it wakes, what
+ * it heard before it).
  */
 import type { Hold, Violation } from './checker.js';
 import type { FaultRecord } from './faults.js';
@@ -18,13 +19,16 @@ export interface Observation {
   readonly value: string | null;
 }
 
-/** Observations this close after a restart of the main server may still come from before it, ms. */
-const RESTART_MARGIN_MS = 3_000;
+/**
+ * How stale an observation may be when it is reported: a worker frozen (SIGSTOP, at most 5 s)
+ * reports on waking what its connection had delivered before, ms.
+ */
+const STALE_MS = 10_000;
 
 export interface ObserverStats {
   observers: number;
   observed: number;
-  /** Pairs of consecutive observations compared (not around a restart). */
+  /** Leaders compared with the leader seen before them (not across a restart). */
   compared: number;
 }
 
@@ -42,8 +46,9 @@ export function checkObservers(
   violations: Violation[],
 ): ObserverStats {
   const restarts = log.filter((r) => r.fault.type === 'redis-restart' && r.fault.server === 'main' && r.end !== undefined);
-  const nearRestart = (t: number): boolean => restarts.some((r) => t >= r.start && t <= r.end! + RESTART_MARGIN_MS);
-  const restartsBefore = (t: number): number => restarts.filter((r) => r.start <= t).length;
+  // A restart without persistence (its keys are lost somewhere between its start and end) that
+  // overlaps (from, to]: epochs may have begun again in between.
+  const restartIn = (from: number, to: number): boolean => restarts.some((r) => r.end! > from && r.start <= to);
   const byObserver = new Map<string, Observation[]>();
   for (const o of observations) {
     const list = byObserver.get(o.observer) ?? [];
@@ -56,35 +61,37 @@ export function checkObservers(
 
   for (const list of byObserver.values()) {
     // The last leader seen before the current observation (through vacancies).
-    let lastLeader: Observation | undefined;
+    let lastLeader: { readonly o: Observation; readonly origin: number } | undefined;
     let previous: Observation | undefined;
     for (const o of list) {
       const parsed = o.value === null ? undefined : parseValue(o.value);
-      if (o.epoch !== null && parsed) {
-        const hold = holds.get(parsed.hold);
+      const hold = parsed && holds.get(parsed.hold);
+      if (o.epoch !== null && parsed && hold?.token !== undefined) {
         // A campaign whose answer came after its lease ran out lets go and asks again: its value
         // may lead under an earlier epoch first (announced, then let go). Proclaims come only
         // from the epoch the campaign resolved with.
-        const wrong = hold?.token !== undefined && (parsed.n === 0 ? o.epoch > hold.token : o.epoch !== hold.token);
-        if (wrong) violation(o, `leader ${parsed.hold} seen with epoch ${o.epoch}, but its campaign got ${hold.token}`);
+        if (parsed.n === 0 ? o.epoch > hold.token : o.epoch !== hold.token) {
+          violation(o, `leader ${parsed.hold} seen with epoch ${o.epoch}, but its campaign got ${hold.token}`);
+        }
       }
-      const comparable =
-        previous !== undefined && !nearRestart(o.t) && !nearRestart(previous.t) && restartsBefore(o.t) === restartsBefore(previous.t);
-      if (comparable) {
+      if (previous && o.epoch === null && previous.epoch === null && !restartIn(previous.t - STALE_MS, o.t)) {
+        violation(o, 'told "no leader" twice in a row');
+      }
+      // Compared with the last leader unless a restart may have begun the epochs again since
+      // that leader's campaign was called.
+      if (o.epoch !== null && lastLeader && previous && !restartIn(lastLeader.origin, o.t)) {
         stats.compared += 1;
-        if (o.epoch === null && previous!.epoch === null) violation(o, 'told "no leader" twice in a row');
-        if (o.epoch !== null && lastLeader && lastLeader.epoch !== null && restartsBefore(lastLeader.t) === restartsBefore(o.t) && !nearRestart(lastLeader.t)) {
-          const last = parseValue(lastLeader.value!);
-          if (o.epoch < lastLeader.epoch) violation(o, `epoch ${o.epoch} (${o.value}) seen after epoch ${lastLeader.epoch} (${lastLeader.value})`);
-          else if (o.epoch === lastLeader.epoch) {
-            if (previous!.epoch === null) violation(o, `leader of epoch ${o.epoch} seen again after it was gone`);
-            else if (!parsed || !last || parsed.hold !== last.hold || parsed.n <= last.n) {
-              violation(o, `epoch ${o.epoch}: ${o.value} seen after ${lastLeader.value} (values out of order or repeated)`);
-            }
+        const last = lastLeader.o;
+        const lastParsed = parseValue(last.value!);
+        if (o.epoch < last.epoch!) violation(o, `epoch ${o.epoch} (${o.value}) seen after epoch ${last.epoch} (${last.value})`);
+        else if (o.epoch === last.epoch) {
+          if (previous.epoch === null) violation(o, `leader of epoch ${o.epoch} seen again after it was gone`);
+          else if (!parsed || !lastParsed || parsed.hold !== lastParsed.hold || parsed.n <= lastParsed.n) {
+            violation(o, `epoch ${o.epoch}: ${o.value} seen after ${last.value} (values out of order or repeated)`);
           }
         }
       }
-      if (o.epoch !== null) lastLeader = o;
+      if (o.epoch !== null) lastLeader = { o, origin: hold ? hold.t0 : o.t - STALE_MS };
       previous = o;
     }
   }
