@@ -7,6 +7,7 @@ import electionAnnounceLua from '../scripts/election-announce.lua';
 import electionCampaignLua from '../scripts/election-campaign-4.lua';
 import electionProclaimLua from '../scripts/election-proclaim-2.lua';
 import electionResignLua from '../scripts/election-resign-5.lua';
+import endedHoldsLua from '../scripts/ended-holds.lua';
 import electionStateLua from '../scripts/election-state-2.lua';
 import enterHoldLua from '../scripts/enter-hold.lua';
 import keepHoldLua from '../scripts/keep-hold-1.lua';
@@ -49,7 +50,7 @@ const enter = serverTimeLua + waiterSetLua + callLogLua + enterHoldLua;
 // Versioned names, as for the lock scripts: two rlock versions sharing a connection never swap them.
 const COMMANDS = {
   campaign: { name: 'rlockElectionCampaignV1', numberOfKeys: 4, lua: enter + electionAnnounceLua + electionCampaignLua },
-  resign: { name: 'rlockElectionResignV1', numberOfKeys: 5, lua: callLogLua + releaseHoldLua + wakeOneLua + electionAnnounceLua + electionResignLua },
+  resign: { name: 'rlockElectionResignV1', numberOfKeys: 5, lua: endedHoldsLua + callLogLua + releaseHoldLua + wakeOneLua + electionAnnounceLua + electionResignLua },
   proclaim: { name: 'rlockElectionProclaimV1', numberOfKeys: 2, lua: callLogLua + electionAnnounceLua + electionProclaimLua },
   state: { name: 'rlockElectionStateV1', numberOfKeys: 2, lua: electionStateLua },
   keepHold: { name: 'rlockKeepHoldV1', numberOfKeys: 1, lua: keepHoldLua },
