@@ -67,7 +67,7 @@ describe('close() racing calls in flight', () => {
   const f = useLockFixture();
 
   const SETTLE_MS = 5_000;
-  const settles = (call: Promise<unknown>): Promise<'resolved' | unknown> =>
+  const settles = (call: Promise<unknown>): Promise<unknown> =>
     new Promise((resolve) => {
       const timer = setTimeout(() => resolve('hung'), SETTLE_MS);
       call.then(
