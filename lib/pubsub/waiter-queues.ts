@@ -28,6 +28,7 @@ export class WaiterQueues {
   readonly #fairQueues = new Map<string, FairWaiterQueue>();
   /** Channels of other kinds (semaphores, latches), made by their own modules. */
   readonly #otherQueues = new Map<string, WakeChannel>();
+  #closedWith: Error | undefined;
 
   constructor(config: WaiterQueuesConfig) {
     this.#config = config;
@@ -82,6 +83,7 @@ export class WaiterQueues {
   }
 
   close(error: Error): void {
+    this.#closedWith = error;
     for (const queues of [this.#queues, this.#fairQueues, this.#otherQueues]) {
       for (const queue of queues.values()) queue.close(error);
       queues.clear();
@@ -98,7 +100,9 @@ export class WaiterQueues {
     const existing = queues.get(channel);
     if (existing) return existing;
     const queue: Q = create({
-      subscribe: () => subscriber.subscribe(channel, queue),
+      // A call that was in flight at close() may ask for its channel after it: it fails as closed
+      // (the queue stays open, so its waiter still leaves the waiter set it may have joined).
+      subscribe: () => (this.#closedWith ? Promise.reject(this.#closedWith) : subscriber.subscribe(channel, queue)),
       unsubscribe: () => void subscriber.unsubscribe(channel).catch(onError),
       dropped: () => {
         if (queues.get(channel) === queue) queues.delete(channel);

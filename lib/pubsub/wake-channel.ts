@@ -68,13 +68,15 @@ export abstract class WakeChannel implements NoticeListener {
 
   /** Resolves when the channel is subscribed (subscribing only on first need). */
   subscribe(): Promise<void> {
+    if (this.#closedWith !== undefined) return Promise.reject(this.#closedWith);
     this.#subscription ??= this.#hooks.subscribe().then(
       () => {
         this.#subscribed = true;
       },
       (error: unknown) => {
         this.#subscription = undefined;
-        throw error;
+        // close() shut the connection under the subscription: the waiter fails as closed.
+        throw this.#closedWith ?? error;
       },
     );
     return this.#subscription;

@@ -30,6 +30,7 @@ export class NodeRedisPubSub implements PubSubPort {
   #handlers: PubSubHandlers | undefined;
   #connecting: Promise<unknown> | undefined;
   #wasReady: boolean;
+  #closed = false;
 
   constructor(conn: NodeRedisSubscribable, owned: boolean, sharded: boolean) {
     this.#conn = conn;
@@ -71,6 +72,8 @@ export class NodeRedisPubSub implements PubSubPort {
 
   async subscribe(channel: string): Promise<void> {
     await this.#open();
+    // node-redis never answers a SUBSCRIBE sent on a closed client: fail it instead of hanging.
+    if (this.#closed || !this.#conn.isOpen) throw new Error('rlock: the pub/sub connection is closed');
     await (this.#sharded ? this.#conn.sSubscribe(channel, this.#listener) : this.#conn.subscribe(channel, this.#listener));
   }
 
@@ -80,6 +83,7 @@ export class NodeRedisPubSub implements PubSubPort {
   }
 
   async close(channels: readonly string[]): Promise<void> {
+    this.#closed = true;
     const conn = this.#conn;
     conn.off('ready', this.#onReady);
     conn.off('node-ready', this.#onResubscribed);

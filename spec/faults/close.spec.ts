@@ -60,3 +60,64 @@ describe('close()', () => {
     await lease.release();
   });
 });
+
+// Calls started just before close() (an attempt in flight, a wait whose subscription is still
+// being set up) must settle too: resolve, or reject with LockClientClosedError, never hang.
+describe('close() racing calls in flight', () => {
+  const f = useLockFixture();
+
+  const SETTLE_MS = 5_000;
+  const settles = (call: Promise<unknown>): Promise<unknown> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => resolve('hung'), SETTLE_MS);
+      call.then(
+        () => {
+          clearTimeout(timer);
+          resolve('resolved');
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          resolve(error);
+        },
+      );
+    });
+
+  const DELAYS: { when: string; before: () => Promise<void> }[] = [
+    { when: 'at once', before: () => Promise.resolve() },
+    { when: 'after a microtask', before: () => new Promise<void>((resolve) => queueMicrotask(resolve)) },
+    { when: 'after a macrotask', before: () => new Promise<void>((resolve) => setImmediate(resolve)) },
+    { when: 'after 2 ms', before: () => sleep(2) },
+    { when: 'after 10 ms', before: () => sleep(10) },
+  ];
+
+  it.each(DELAYS)('every call settles when close() comes $when', async ({ before }) => {
+    const holder = f.client();
+    const held = await holder.getLock('race-held').acquire({ leaseTime: 20_000 });
+    const heldFair = await holder.getFairLock('race-fair-held').acquire({ leaseTime: 20_000 });
+    const full = holder.getSemaphore('race-sem-full', { permits: 1 });
+    const permit = await full.acquire({ leaseTime: 20_000 });
+
+    const locks = f.client();
+    const calls: Record<string, Promise<unknown>> = {
+      'a single attempt': locks.getLock('race-free').tryLock(0, 5_000),
+      'an acquire': locks.getLock('race-free-2').acquire({ leaseTime: 5_000 }),
+      'a waiting tryLock on a held lock': locks.getLock('race-held').tryLock(10_000, 5_000),
+      'a waiting lock() on a held lock': locks.getLock('race-held').lock(5_000),
+      'a fair lock, free': locks.getFairLock('race-fair').tryLock(10_000, 5_000),
+      'a fair lock, held': locks.getFairLock('race-fair-held').tryLock(10_000, 5_000),
+      'a semaphore acquire, free': locks.getSemaphore('race-sem', { permits: 2 }).acquire({ waitTime: 10_000, leaseTime: 5_000 }),
+      'a semaphore acquire, full': locks.getSemaphore('race-sem-full', { permits: 1 }).acquire({ waitTime: 10_000, leaseTime: 5_000 }),
+      'a write lock, free': locks.getReadWriteLock('race-rw').writeLock().tryLock(10_000, 5_000),
+    };
+    for (const call of Object.values(calls)) call.catch(() => undefined);
+    await before();
+    const closing = settles(locks.close());
+    const outcomes = await Promise.all(Object.values(calls).map(settles));
+    expect(await closing, 'close() itself').toBe('resolved');
+    const unsettled = Object.keys(calls).filter((_, i) => outcomes[i] !== 'resolved' && !(outcomes[i] instanceof LockClientClosedError));
+    expect(unsettled, 'calls that neither resolved nor rejected with LockClientClosedError').toEqual([]);
+    await held.release();
+    await heldFair.release();
+    await permit.release();
+  }, 30_000);
+});

@@ -3,6 +3,8 @@ import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { NoticeSubscriber } from '../../lib/pubsub/subscriber.js';
+import { redisPortOf } from '../../lib/redis/detect.js';
+import { ping } from '../helpers/clients.js';
 import { sleep, useLockFixture } from '../helpers/fixtures.js';
 
 describe('NoticeSubscriber', () => {
@@ -28,5 +30,22 @@ describe('NoticeSubscriber', () => {
       expect({ trial, notices: notices > 0 }).toEqual({ trial, notices: true });
     }
     expect(errors).toEqual([]);
+  });
+
+  // node-redis never answers a SUBSCRIBE on a closed client: a wait subscribing then would hang.
+  it('a subscribe on rlock\'s own connection after close() rejects, on the client under test', async () => {
+    const connection = fx.lockConnection();
+    await ping(connection);
+    const subscriber = new NoticeSubscriber(() => undefined);
+    subscriber.attach(redisPortOf(connection, 'connection').openPubSub(false));
+    const listener = { notify: () => undefined, resync: () => undefined };
+    await subscriber.subscribe(`${fx.prefix}:wake:open`, listener);
+    const closing = subscriber.close();
+    const during = subscriber.subscribe(`${fx.prefix}:wake:during`, listener);
+    await closing;
+    const after = subscriber.subscribe(`${fx.prefix}:wake:after`, listener);
+    const outcome = (call: Promise<void>): Promise<string> =>
+      Promise.race([call.then(() => 'resolved', () => 'rejected'), sleep(3_000).then(() => 'hung')]);
+    expect({ during: await outcome(during), after: await outcome(after) }).toEqual({ during: 'rejected', after: 'rejected' });
   });
 });
