@@ -36,13 +36,13 @@ describe('RedLock maxRenewals: 0', () => {
     // One lease (minus the drift allowance), not one lease after a renewal at a third of it.
     expect(abortedAfterMs).toBeGreaterThan(WATCHDOG_MS - 200);
     expect(abortedAfterMs).toBeLessThan(WATCHDOG_MS + 300);
-    // Node 0 ran the acquisition (2 keys), and at the end the release of the hold its clock ended
-    // (4 keys), but no renewal (the batched renewal declares its lock keys: 1 here).
+    // Node 0 ran the acquisition and, at the end, the release of the hold its clock ended, but no
+    // renewal (the batched renewal declares its lock keys: 1 here). A round that ran out of time
+    // on a slow node under load adds its undo and a second acquisition: the count is not the point.
     await recorder.stop();
     const scripts = recorder.commands.filter((args) => /^eval(sha)?$/i.test(args[0]!));
     expect(scripts.map((args) => args[2])).not.toContain('1');
     expect(scripts.length).toBeGreaterThanOrEqual(1);
-    expect(scripts.length).toBeLessThanOrEqual(2);
   });
 
   // Must keep working: maxRenewals: 1 renews exactly once, then expires.
