@@ -69,8 +69,13 @@ describe('inspection: getHolders / getQueue', () => {
     const lease = await fair.acquire();
     const first = fx.client();
     const second = fx.client();
-    const waits = [first.getFairLock('turns').acquire(), sleep(60).then(() => second.getFairLock('turns').acquire())];
-    for (const wait of waits) wait.catch(() => undefined);
+    // The second joins 60 ms after the first is queued (a new connection may take a while to open).
+    const waits = [first.getFairLock('turns').acquire()];
+    waits[0]!.catch(() => undefined);
+    await until(async () => (await fair.getQueue()).length === 1);
+    await sleep(60);
+    waits.push(second.getFairLock('turns').acquire());
+    waits[1]!.catch(() => undefined);
     await until(async () => (await fair.getQueue()).length === 2);
     await sleep(50);
     const queue = await fair.getQueue();
