@@ -7,10 +7,26 @@ import type { TortureClient } from './args.js';
 /** A worker's connection through a fault proxy, on the client the run was asked for. */
 export interface TortureConnection {
   readonly connection: RedisConnection;
-  /** Resolves once the connection answers (or failed to). */
+  /** Resolves once the connection answers, failed to, or {@link PING_WAIT_MS} passed. */
   ping(): Promise<void>;
   close(): void;
 }
+
+/**
+ * A worker's start-up ping is bounded: a swallow fault armed for an earlier incarnation of the
+ * worker can eat its reply on a connection that stays open, and an unbounded ping then never
+ * lets the worker start, nor stop when asked.
+ */
+const PING_WAIT_MS = 3_000;
+
+const bounded = (ping: Promise<unknown>): Promise<void> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(resolve, PING_WAIT_MS);
+    void ping.finally(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 
 /** Reconnects quickly, retries calls a dropped connection left unanswered: as an application configures it. */
 export function openConnection(client: TortureClient, url: string): TortureConnection {
@@ -20,10 +36,7 @@ export function openConnection(client: TortureClient, url: string): TortureConne
     const connecting = conn.connect().catch(() => undefined);
     return {
       connection: conn,
-      ping: async () => {
-        await connecting;
-        await conn.sendCommand(['PING']).catch(() => undefined);
-      },
+      ping: () => bounded(connecting.then(() => conn.sendCommand(['PING'])).catch(() => undefined)),
       close: () => void conn.destroy(),
     };
   }
@@ -32,7 +45,7 @@ export function openConnection(client: TortureClient, url: string): TortureConne
   conn.on('error', () => undefined);
   return {
     connection: conn,
-    ping: async () => void (await conn.ping().catch(() => undefined)),
+    ping: () => bounded(conn.ping().catch(() => undefined)),
     close: () => conn.disconnect(),
   };
 }
