@@ -4,9 +4,9 @@ import { inspectLock } from '../inspect/inspect.js';
 /** One row of `rlock list`. */
 export interface ListedLock {
   readonly name: string;
-  /** A lock kind, or `semaphore` / `latch` for rlock's other objects under the prefix. */
+  /** A lock kind, or `semaphore` / `latch` / `election` for rlock's other objects under the prefix. */
   readonly kind: string;
-  /** How many owners hold it (0: free); undefined for a semaphore or latch. */
+  /** How many owners hold it (0: free; an election: 1 while it has a leader); undefined for a semaphore or latch. */
   readonly holders: number | undefined;
   /** The lock's TTL, ms (-2 free, -1 no TTL). */
   readonly ttl: number | undefined;
@@ -14,8 +14,8 @@ export interface ListedLock {
   readonly waiting: number | undefined;
 }
 
-/** What follows the `{prefix:name}` hash tag in rlock's keys (lib/keys.ts, semaphore-scripts.ts). */
-const SUFFIX = /^(|:waiters|:read-waiters|:queue|:timeouts|:readers|:token|:rec:[^}]*|:semaphore(:[a-z-]+)?|:latch(:[a-z-]+)?)$/;
+/** What follows the `{prefix:name}` hash tag in rlock's keys (lib/keys.ts, semaphore-scripts.ts, election-scripts.ts). */
+const SUFFIX = /^(|:waiters|:read-waiters|:queue|:timeouts|:readers|:token|:rec:[^}]*|:semaphore(:[a-z-]+)?|:latch(:[a-z-]+)?|:election(:epoch|:waiters|:wake:[^}]*|:rec:[^}]*)?)$/;
 
 /** Escapes glob metacharacters for SCAN MATCH. */
 function globEscape(text: string): string {
@@ -58,7 +58,7 @@ export async function listLocks(redis: RedisPort, keyPrefix: string, match: stri
     if (!parsed) continue;
     let set = suffixes.get(parsed.name);
     if (!set) suffixes.set(parsed.name, (set = new Set()));
-    set.add(parsed.suffix.startsWith(':rec:') ? ':rec:' : parsed.suffix);
+    set.add(parsed.suffix.startsWith(':rec:') ? ':rec:' : parsed.suffix.startsWith(':election:') ? ':election:' : parsed.suffix);
   }
   const names = [...suffixes.keys()].sort();
   const listed: ListedLock[] = [];
@@ -74,6 +74,11 @@ export async function listLocks(redis: RedisPort, keyPrefix: string, match: stri
         return;
       }
       const found = [...suffixes.get(name)!];
+      if (found.some((s) => s.startsWith(':election'))) {
+        // The election hash exists while someone leads; the epoch counter outlives every leader.
+        listed.push({ name, kind: 'election', holders: found.includes(':election') ? 1 : 0, ttl: undefined, waiting: undefined });
+        return;
+      }
       const other = found.some((s) => s.startsWith(':semaphore')) ? 'semaphore' : found.some((s) => s.startsWith(':latch')) ? 'latch' : undefined;
       if (other) listed.push({ name, kind: other, holders: undefined, ttl: undefined, waiting: undefined });
     });

@@ -96,12 +96,14 @@ describe('rlock CLI', () => {
     for (const next of queued) await (await next).release();
   });
 
-  it('list: SCAN groups keys into locks, --match filters, --json; none found exits 1', async () => {
+  it('list: SCAN groups keys into locks (elections too), --match filters, --json; none found exits 1', async () => {
     const a = fx.client();
     await a.getLock('job:1').lock();
     await a.getLock('job:2').lock(5_000);
     await a.getFencedLock('fenced:1').lockAndGetToken();
     await a.getFencedLock('fenced:1').unlock();
+    await a.getElection('leader:1').campaign({ value: 'a' });
+    await (await a.getElection('leader:2').campaign({ value: 'a' })).resign();
     const all = await rlock(['list', ...common()]);
     expect(all.code).toBe(0);
     const lines = all.stdout.trim().split('\n');
@@ -110,6 +112,8 @@ describe('rlock CLI', () => {
       ['fenced:1', 'fenced', 'free'],
       ['job:1', 'lock', '1'],
       ['job:2', 'lock', '1'],
+      ['leader:1', 'election', '1'],
+      ['leader:2', 'election', 'free'],
     ]);
     const jobs = JSON.parse((await rlock(['list', '--match', 'job:*', '--json', ...common()])).stdout) as { locks: { name: string }[] };
     expect(jobs.locks.map((l) => l.name)).toEqual(['job:1', 'job:2']);
