@@ -27,6 +27,10 @@ export interface PendingRelease {
   readonly reExpireMs: number;
   /** The hold count Redis answered once a retry got through; undefined while none has. */
   left: number | undefined;
+  /** Resolves once Redis answered this release (a first try or a retry) or its retries stopped. */
+  readonly settled: Promise<void>;
+  /** Resolves `settled`. */
+  readonly finish: () => void;
 }
 
 /** Why a hold ended, for its observers: undefined when it was released. */
@@ -60,6 +64,12 @@ export class Hold {
   /** Releases sent and not yet answered: a renewal that finds the lock gone meanwhile is no loss. */
   releasing = 0;
   pending: PendingRelease | undefined;
+  /**
+   * The owner's last release, while it is under way or retried: a new acquisition by the owner
+   * waits for it, since a retry landing after that acquisition would find the new hold (whose
+   * call log does not know the release) and take it back.
+   */
+  finalRelease: Promise<void> | undefined;
   /** Leases to abort when the hold is lost. */
   readonly leases = new Set<{ abort(reason?: unknown): void }>();
   /** Told when the hold is renewed or ends (see HoldObserver). */

@@ -7,7 +7,7 @@ import { exclusiveHolders, inspectKeys } from '../inspect/inspect.js';
 import type { LockHolder } from '../inspect/types.js';
 import { Lease } from '../lease.js';
 import { checkFunction, checkLockArgs, checkLockName, checkTryLockArgs, checkWaitOptions, WATCHDOG_LEASE } from '../validate.js';
-import type { Acquired } from '../wait.js';
+import { raceDeadline, TIMED_OUT, type Acquired } from '../wait.js';
 import { leaseOfHold, releaseHold, type ReleaseTicket } from './hold-release.js';
 import { LockMember } from './lock-member.js';
 import { confirmReplicas } from './replica-ack.js';
@@ -235,6 +235,9 @@ export abstract class BaseLock implements RLock {
   async #acquireTracked(track: AcquireTrack, owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, listed: boolean, maxHoldMs: number | undefined): Promise<Acquired | false> {
     const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
     const ttlMs = this.ttlFor(leaseMs);
+    // The owner's last release still on its way would take back what this acquisition gets.
+    const releasing = this.core.holds.get(this.#lockId, owner)?.finalRelease;
+    if (releasing && (await raceDeadline(releasing, deadline, signal)) === TIMED_OUT) return track.gaveUp();
     let acquired: Acquired | false;
     for (;;) {
       const left = waitMs === undefined ? undefined : Math.max(0, Math.ceil(deadline - performance.now()));

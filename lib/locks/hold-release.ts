@@ -50,14 +50,21 @@ export function releaseHold(core: LockCore, name: string, hold: Hold, send: Send
   // other members failed): answered as it was, not sent again.
   const done = ticket?.pending?.left;
   if (done !== undefined) return done === ScriptStatus.NotHeld ? Promise.reject(notHeld(name, hold)) : Promise.resolve(done);
+  let finish!: () => void;
+  const settled = new Promise<void>((resolve) => (finish = resolve));
   const pending: PendingRelease = {
     requestId: newRequestId(),
     reExpireMs: hold.watchdog ? core.watchdogTimeoutMs : 0,
     left: undefined,
+    settled,
+    finish,
   };
   if (ticket) ticket.pending = pending;
   // The last hold stops being renewed now: if the release never gets through, the lease ends.
-  if (hold.count <= 1) hold.ending = true;
+  if (hold.count <= 1) {
+    hold.ending = true;
+    hold.finalRelease = settled;
+  }
   return attempt(core, name, hold, send, pending);
 }
 
@@ -78,6 +85,7 @@ function attempt(core: LockCore, name: string, hold: Hold, send: SendRelease, pe
       }
       hold.releasing -= 1;
       pending.left = left;
+      pending.finish();
       if (hold.pending === pending) hold.pending = undefined;
       // A LockNotHeldError from here is Redis' answer: nothing to retry.
       return settle(core, name, hold, left);
@@ -138,6 +146,14 @@ async function finishInBackground(
   pending: PendingRelease,
   first: Promise<number>,
 ): Promise<void> {
+  try {
+    await retryUntilAnswered(core, name, hold, send, pending, first);
+  } finally {
+    pending.finish();
+  }
+}
+
+async function retryUntilAnswered(core: LockCore, name: string, hold: Hold, send: SendRelease, pending: PendingRelease, first: Promise<number>): Promise<void> {
   let call = first;
   let pauseMs = RETRY_FIRST_MS;
   for (;;) {

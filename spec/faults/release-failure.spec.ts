@@ -84,4 +84,28 @@ describe('release failure: no orphaned holds', () => {
     const { got } = await rivalGetsItBy('dropped', releasedAt + WATCHDOG_MS + SLACK_MS);
     expect(got, 'the rival got the lock within watchdogTimeout + 500 ms of the release').toBe(true);
   });
+
+  it('a release retried in the background never takes back a later acquisition by the same owner', async () => {
+    const holder = await holderClient(FAILS_AT_RESET);
+    const lock = holder.getLock('again');
+    await holder.runInContext(async () => {
+      const lease = await lock.acquire();
+      // Redis runs the release, its reply is lost and the call fails: it goes on in the background.
+      rig.proxy.swallowReplies(1);
+      const error = await lease.release().then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
+      expect(error).toBeInstanceOf(LockRedisError);
+      expect(await rig.admin.exists(rig.key('again')), 'the release was applied').toBe(0);
+      // The same owner takes the lock again while the release is still retried.
+      await lock.lock();
+      // The retries (from 50 ms on, doubling) have landed long before this.
+      await sleep(1_500);
+      expect(await lock.isHeldByCurrentOwner(), 'the owner still holds its new hold').toBe(true);
+      const rival = rig.client(rig.connect('direct')).getLock('again');
+      expect(await rival.tryLock(0, 10_000), 'a rival cannot take it').toBe(false);
+      await lock.unlock();
+    });
+  });
 });
