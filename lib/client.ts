@@ -4,10 +4,10 @@ import { runInNewContext } from './context.js';
 import type { RedisConnection } from './connection.js';
 import type { LockClientEvents, LockCore, LockLostInfo } from './core.js';
 import { InvalidArgumentError, LockClientClosedError, toLockError } from './errors.js';
-import { Holds } from './holds.js';
+import { Holds } from './holding/holds.js';
 import { adoptHandle } from './holding/adopt.js';
 import { checkLeaseHandle, type LeaseHandle } from './holding/lease-handle.js';
-import type { Lease } from './lease.js';
+import type { Lease } from './holding/lease.js';
 import type { Permit } from './synchronizers/permit.js';
 import { CountDownLatch, type RCountDownLatch } from './synchronizers/count-down-latch.js';
 import { Semaphore, type RSemaphore, type SemaphoreOptions } from './synchronizers/semaphore.js';
@@ -37,7 +37,7 @@ import {
   checkOneOf,
   checkMaxHoldTime,
 } from './validate.js';
-import { Watchdog } from './watchdog.js';
+import { Watchdog } from './holding/watchdog.js';
 
 const KNOWN_OPTIONS = new Set(['keyPrefix', 'watchdogTimeout', 'fairLockWaitTimeout', 'maxHoldTime', 'subscriber', 'syncReplicas', 'pubsub']);
 

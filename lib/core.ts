@@ -5,8 +5,8 @@ import type { WaiterQueues } from './pubsub/waiter-queues.js';
 import type { RedisPort } from './redis/port.js';
 import type { LockScripts, PublishCommand, ReplicaAck } from './scripts/registry.js';
 import type { Topology } from './topology.js';
-import type { Holds } from './holds.js';
-import type { Watchdog } from './watchdog.js';
+import type { Holds } from './holding/holds.js';
+import type { Watchdog } from './holding/watchdog.js';
 
 /** Payload of `acquired`, `released` and `renewed`. */
 export interface LockEventInfo {

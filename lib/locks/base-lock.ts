@@ -1,24 +1,24 @@
 import { currentContext, newContextId, ownerId } from '../context.js';
 import type { LockCore } from '../core.js';
 import { LockAcquireTimeoutError, LockNotHeldError, toLockError, type LockOperation } from '../errors.js';
-import { holdDrift, type Hold, type RenewTarget } from '../holds.js';
+import { holdDrift, type Hold, type RenewTarget } from '../holding/holds.js';
 import { lockKeys, type LockKeys } from '../keys.js';
 import { exclusiveHolders, inspectKeys } from '../inspect/inspect.js';
 import type { LockHolder } from '../inspect/types.js';
-import { Lease } from '../lease.js';
+import { Lease } from '../holding/lease.js';
 import { checkFunction, checkLockArgs, checkLockName, checkTryLockArgs, checkWaitOptions, WATCHDOG_LEASE } from '../validate.js';
 import type { Acquired } from '../wait.js';
-import { leaseOfHold, releaseHold, type ReleaseTicket } from './hold-release.js';
+import { leaseOfHold, releaseHold, type ReleaseTicket } from '../holding/hold-release.js';
 import { LockMember } from './lock-member.js';
-import { confirmReplicas } from './replica-ack.js';
+import { confirmReplicas } from '../holding/replica-ack.js';
 import { AcquireTrack } from '../telemetry/channels.js';
 import { assertNotHandedOff, movesOf, releaseWhole } from '../holding/lease-moves.js';
 import { capHold } from '../holding/max-hold.js';
 import type { LeaseHandleKind } from '../holding/lease-handle.js';
 import { HOLD_ACCESS, type HoldAccess } from '../holding/hold-access.js';
 import { traceRelease } from '../telemetry/tracing.js';
-import { newRequestId } from './request-id.js';
-import { runWithLease } from './with-lease.js';
+import { newRequestId } from '../holding/request-id.js';
+import { runWithLease } from '../holding/with-lease.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
 
 /**

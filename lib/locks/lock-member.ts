@@ -1,5 +1,5 @@
 import type { LockCore } from '../core.js';
-import type { Hold } from '../holds.js';
+import type { Hold } from '../holding/holds.js';
 import type { LockKeys } from '../keys.js';
 import type { BaseLock } from './base-lock.js';
 

@@ -1,6 +1,6 @@
 import type { LockCore } from '../core.js';
 import { InvalidArgumentError } from '../errors.js';
-import { newRequestId } from '../locks/request-id.js';
+import { newRequestId } from '../holding/request-id.js';
 import { SUBSCRIPTION_LINGER_MS } from '../options.js';
 import { latchKeys, SynchronizerScripts, type LatchKeys } from '../scripts/semaphore-scripts.js';
 import { checkLockName, checkObject, checkSignal, checkWaitTime } from '../validate.js';

@@ -1,12 +1,12 @@
 import type { LockCore } from '../core.js';
 import { InvalidArgumentError, LockAcquireTimeoutError } from '../errors.js';
 import { acquireInTurn, type FairAttempt } from '../fair-wait.js';
-import { holdDrift, type Hold, type RenewTarget } from '../holds.js';
+import { holdDrift, type Hold, type RenewTarget } from '../holding/holds.js';
 import { HOLD_ACCESS, type HoldAccess } from '../holding/hold-access.js';
 import { movesOf } from '../holding/lease-moves.js';
 import { capHold } from '../holding/max-hold.js';
-import { releaseHold, type ReleaseTicket } from '../locks/hold-release.js';
-import { confirmReplicas } from '../locks/replica-ack.js';
+import { releaseHold, type ReleaseTicket } from '../holding/hold-release.js';
+import { confirmReplicas } from '../holding/replica-ack.js';
 import { SUBSCRIPTION_LINGER_MS } from '../options.js';
 import { FairWaiterQueue } from '../pubsub/fair-waiter-queue.js';
 import { semaphoreKeys, SynchronizerScripts, type SemaphoreKeys } from '../scripts/semaphore-scripts.js';

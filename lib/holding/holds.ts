@@ -1,7 +1,7 @@
-import { LockLostError, type LockError, type LockLostReason, type ObjectKind } from './errors.js';
-import { HOLD_DRIFT_FACTOR, HOLD_DRIFT_MS } from './options.js';
-import type { RenewScript } from './scripts/registry.js';
-import { holdEnded, holdStarted } from './telemetry/hold-channels.js';
+import { LockLostError, type LockError, type LockLostReason, type ObjectKind } from '../errors.js';
+import { HOLD_DRIFT_FACTOR, HOLD_DRIFT_MS } from '../options.js';
+import type { RenewScript } from '../scripts/registry.js';
+import { holdEnded, holdStarted } from '../telemetry/hold-channels.js';
 
 /** How the watchdog renews one hold, with which batched script. */
 export interface RenewTarget {

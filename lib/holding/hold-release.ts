@@ -1,7 +1,7 @@
 import type { LockCore } from '../core.js';
 import { LockLostError, LockNotHeldError, LockRedisError, ScriptStatus, toLockError } from '../errors.js';
-import { kindOf, type Hold, type PendingRelease } from '../holds.js';
-import { LazyAbort, Lease, type LeaseMovesInit } from '../lease.js';
+import { kindOf, type Hold, type PendingRelease } from './holds.js';
+import { LazyAbort, Lease, type LeaseMovesInit } from './lease.js';
 import { RECORD_MAX_MS, RELEASE_TIMEOUT_MS } from '../options.js';
 import { raceDeadline, TIMED_OUT } from '../wait.js';
 import { holdEnded } from '../telemetry/hold-channels.js';
