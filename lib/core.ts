@@ -1,7 +1,7 @@
 import type { EventEmitter } from 'eventemitter3';
 import type { LockLostReason } from './errors.js';
-import type { NoticeSubscriber } from './pubsub/subscriber.js';
-import type { WaiterQueues } from './pubsub/waiter-queues.js';
+import type { NoticeSubscriber } from './waiting/subscriber.js';
+import type { WaiterQueues } from './waiting/waiter-queues.js';
 import type { RedisPort } from './redis/port.js';
 import type { LockScripts, PublishCommand, ReplicaAck } from './scripts/registry.js';
 import type { Topology } from './topology.js';

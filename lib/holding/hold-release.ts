@@ -3,7 +3,7 @@ import { LockLostError, LockNotHeldError, LockRedisError, ScriptStatus, toLockEr
 import { kindOf, type Hold, type PendingRelease } from './holds.js';
 import { LazyAbort, Lease, type LeaseMovesInit } from './lease.js';
 import { RECORD_MAX_MS, RELEASE_TIMEOUT_MS } from '../options.js';
-import { raceDeadline, TIMED_OUT } from '../wait.js';
+import { raceDeadline, TIMED_OUT } from '../waiting/wait.js';
 import { holdEnded } from '../telemetry/hold-channels.js';
 import { newRequestId } from './request-id.js';
 

@@ -7,7 +7,7 @@ import { exclusiveHolders, inspectKeys } from '../inspect/inspect.js';
 import type { LockHolder } from '../inspect/types.js';
 import { Lease } from '../holding/lease.js';
 import { checkFunction, checkLockArgs, checkLockName, checkTryLockArgs, checkWaitOptions, WATCHDOG_LEASE } from '../validate.js';
-import type { Acquired } from '../wait.js';
+import type { Acquired } from '../waiting/wait.js';
 import { leaseOfHold, releaseHold, type ReleaseTicket } from '../holding/hold-release.js';
 import { LockMember } from './lock-member.js';
 import { confirmReplicas } from '../holding/replica-ack.js';

@@ -1,6 +1,6 @@
 import type { LockCore } from '../core.js';
-import { acquireInTurn, type FairAttempt } from '../fair-wait.js';
-import { acquireOnce, type Acquired } from '../wait.js';
+import { acquireInTurn, type FairAttempt } from '../waiting/fair-wait.js';
+import { acquireOnce, type Acquired } from '../waiting/wait.js';
 import { BaseLock } from './base-lock.js';
 import { fairQueue, inspectKeys } from '../inspect/inspect.js';
 import type { QueuedWaiter } from '../inspect/types.js';

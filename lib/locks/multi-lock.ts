@@ -12,7 +12,7 @@ import { BASE_LOCK } from './base-lock.js';
 import type { LockMember } from './lock-member.js';
 import { runWithLease } from '../holding/with-lease.js';
 import { combineLeases } from '../holding/combined-lease.js';
-import { raceDeadline } from '../wait.js';
+import { raceDeadline } from '../waiting/wait.js';
 import { memberHolders } from '../inspect/composite.js';
 import type { LockHolder } from '../inspect/types.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';

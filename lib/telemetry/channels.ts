@@ -1,6 +1,6 @@
 import { channel } from 'node:diagnostics_channel';
 import type { LockLostReason } from '../errors.js';
-import type { Acquired } from '../wait.js';
+import type { Acquired } from '../waiting/wait.js';
 import { kindOfLockId } from './lock-kind.js';
 import { acquireTracing, isTraced, type AcquireTraceContext } from './tracing.js';
 
