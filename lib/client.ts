@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
 import { runInNewContext } from './context.js';
-import type { RedisConnection } from './connection.js';
+import type { RedisConnection } from './redis/connection.js';
 import type { LockClientEvents, LockCore, LockLostInfo } from './core.js';
 import { InvalidArgumentError, LockClientClosedError, toLockError } from './errors.js';
 import { Holds } from './holding/holds.js';
@@ -26,7 +26,7 @@ import { WaiterQueues } from './waiting/waiter-queues.js';
 import { redisPortOf, subscriberOf, type PubSubFactory } from './redis/detect.js';
 import type { RedisPort } from './redis/port.js';
 import { LockScripts } from './scripts/registry.js';
-import { detectClusterTopology, STANDALONE, type PubSubMode, type Topology } from './topology.js';
+import { detectClusterTopology, STANDALONE, type PubSubMode, type Topology } from './redis/topology.js';
 import {
   checkFunction,
   checkKeyPrefix,

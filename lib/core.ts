@@ -4,7 +4,7 @@ import type { NoticeSubscriber } from './waiting/subscriber.js';
 import type { WaiterQueues } from './waiting/waiter-queues.js';
 import type { RedisPort } from './redis/port.js';
 import type { LockScripts, PublishCommand, ReplicaAck } from './scripts/registry.js';
-import type { Topology } from './topology.js';
+import type { Topology } from './redis/topology.js';
 import type { Holds } from './holding/holds.js';
 import type { Watchdog } from './holding/watchdog.js';
 

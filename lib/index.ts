@@ -1,5 +1,5 @@
 export { LockClient } from './client.js';
-export type { IoRedisConnection, NodeRedisConnection, RedisConnection } from './connection.js';
+export type { IoRedisConnection, NodeRedisConnection, RedisConnection } from './redis/connection.js';
 export type { LockAcquiredInfo, LockClientEvents, LockEventInfo, LockLostInfo, LockReleasedInfo, LockWarningInfo } from './core.js';
 export {
   diagnosticsChannels,

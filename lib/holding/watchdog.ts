@@ -2,7 +2,7 @@ import { LockLostError, LockReplicationError, toLockError, type LockLostReason }
 import { kindOf, type Hold, type Holds } from './holds.js';
 import { RENEW_BATCH_SIZE, RENEW_RETRY_MS } from '../options.js';
 import type { LockScripts, ReplicaAck } from '../scripts/registry.js';
-import type { Topology } from '../topology.js';
+import type { Topology } from '../redis/topology.js';
 import { renewFailed } from '../telemetry/hold-channels.js';
 
 export type { RenewTarget } from './holds.js';
