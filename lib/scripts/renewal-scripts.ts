@@ -1,4 +1,4 @@
-import type { RenewScript, ReplicaAck } from './registry.js';
+import type { RenewScript, ReplicaAck } from './script-types.js';
 import type { ScriptRunner } from './script-runner.js';
 import { toLockError } from '../errors.js';
 import readWriteHoldsLua from './read-write-holds.lua';
