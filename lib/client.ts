@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
 import { runInNewContext } from './context.js';
-import type { RedisConnection } from './connection.js';
+import type { RedisConnection } from './redis/connection.js';
 import type { LockClientEvents, LockCore, LockLostInfo } from './core.js';
-import { InvalidArgumentError, LockClientClosedError, toLockError } from './errors.js';
-import { Holds } from './holds.js';
+import { LockClientClosedError, toLockError } from './errors.js';
+import { Holds } from './holding/holds.js';
 import { adoptHandle } from './holding/adopt.js';
 import { checkLeaseHandle, type LeaseHandle } from './holding/lease-handle.js';
-import type { Lease } from './lease.js';
+import type { Lease } from './holding/lease.js';
 import type { Permit } from './synchronizers/permit.js';
 import { CountDownLatch, type RCountDownLatch } from './synchronizers/count-down-latch.js';
 import { Semaphore, type RSemaphore, type SemaphoreOptions } from './synchronizers/semaphore.js';
@@ -20,26 +20,15 @@ import { FencedLock } from './locks/fenced-lock.js';
 import { ReentrantLock } from './locks/lock.js';
 import { ReadWriteLock } from './locks/read-write-lock.js';
 import type { RFairLock, RFencedLock, RLock, RReadWriteLock } from './locks/rlock.js';
-import { DEFAULTS, replicaAck, SUBSCRIPTION_LINGER_MS, type LockClientOptions } from './options.js';
-import { NoticeSubscriber } from './pubsub/subscriber.js';
-import { WaiterQueues } from './pubsub/waiter-queues.js';
+import { SUBSCRIPTION_LINGER_MS, type LockClientOptions } from './options.js';
+import { NoticeSubscriber } from './waiting/subscriber.js';
+import { WaiterQueues } from './waiting/waiter-queues.js';
 import { redisPortOf, subscriberOf, type PubSubFactory } from './redis/detect.js';
 import type { RedisPort } from './redis/port.js';
 import { LockScripts } from './scripts/registry.js';
-import { detectClusterTopology, STANDALONE, type PubSubMode, type Topology } from './topology.js';
-import {
-  checkFunction,
-  checkKeyPrefix,
-  checkObject,
-  checkPositiveDuration,
-  checkWatchdogTimeout,
-  checkSyncReplicas,
-  checkOneOf,
-  checkMaxHoldTime,
-} from './validate.js';
-import { Watchdog } from './watchdog.js';
-
-const KNOWN_OPTIONS = new Set(['keyPrefix', 'watchdogTimeout', 'fairLockWaitTimeout', 'maxHoldTime', 'subscriber', 'syncReplicas', 'pubsub']);
+import { detectClusterTopology, STANDALONE, type PubSubMode, type Topology } from './redis/topology.js';
+import { checkClientOptions, checkFunction, checkMaxHoldTime, checkObject } from './validate.js';
+import { Watchdog } from './holding/watchdog.js';
 
 /** The process warning for the first `lost` or `error` event of a client that nobody listens to. */
 function warnUnheard(event: 'lost' | 'error', payload: unknown): void {
@@ -88,25 +77,8 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   constructor(connection: RedisConnection, options: LockClientOptions = {}) {
     super();
     const redis = redisPortOf(connection, 'redis');
-    const raw = checkObject(options, 'options');
-    for (const key of Object.keys(raw)) {
-      if (!KNOWN_OPTIONS.has(key)) {
-        throw new InvalidArgumentError(`unknown option \`${key}\` (known: ${[...KNOWN_OPTIONS].join(', ')})`);
-      }
-    }
-    const keyPrefix = raw.keyPrefix === undefined ? DEFAULTS.keyPrefix : checkKeyPrefix(raw.keyPrefix);
-    const watchdogTimeoutMs =
-      raw.watchdogTimeout === undefined ? DEFAULTS.watchdogTimeout : checkWatchdogTimeout(raw.watchdogTimeout);
-    const fairLockWaitTimeoutMs =
-      raw.fairLockWaitTimeout === undefined
-        ? DEFAULTS.fairLockWaitTimeout
-        : checkPositiveDuration(raw.fairLockWaitTimeout, 'fairLockWaitTimeout');
-    const syncReplicas = replicaAck(raw.syncReplicas === undefined ? undefined : checkSyncReplicas(raw.syncReplicas));
-    const pubsub = raw.pubsub === undefined ? 'auto' : checkOneOf(raw.pubsub, 'pubsub', ['auto', 'sharded', 'classic'] as const);
-    if (pubsub === 'sharded' && redis.deployment === 'cluster' && !redis.shardedPubSub) {
-      throw new InvalidArgumentError(`\`pubsub: 'sharded'\` needs a client that keeps sharded subscriptions on a Cluster; ${redis.family} does not`);
-    }
-    const subscriber: PubSubFactory = raw.subscriber === undefined ? (sharded) => redis.openPubSub(sharded) : subscriberOf(raw.subscriber, redis);
+    const { keyPrefix, watchdogTimeoutMs, fairLockWaitTimeoutMs, maxHoldTimeMs, syncReplicas, pubsub, subscriber: given } = checkClientOptions(options, redis);
+    const subscriber: PubSubFactory = given === undefined ? (sharded) => redis.openPubSub(sharded) : subscriberOf(given, redis);
 
     const onError = (error: unknown): void => void this.emit('error', error);
     this.#subscriber = new NoticeSubscriber(onError);
@@ -129,7 +101,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       keyPrefix,
       watchdogTimeoutMs,
       fairLockWaitTimeoutMs,
-      maxHoldTimeMs: checkMaxHoldTime(raw.maxHoldTime),
+      maxHoldTimeMs,
       redis,
       scripts,
       syncReplicas,

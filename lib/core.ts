@@ -1,12 +1,12 @@
 import type { EventEmitter } from 'eventemitter3';
 import type { LockLostReason } from './errors.js';
-import type { NoticeSubscriber } from './pubsub/subscriber.js';
-import type { WaiterQueues } from './pubsub/waiter-queues.js';
+import type { NoticeSubscriber } from './waiting/subscriber.js';
+import type { WaiterQueues } from './waiting/waiter-queues.js';
 import type { RedisPort } from './redis/port.js';
 import type { LockScripts, PublishCommand, ReplicaAck } from './scripts/registry.js';
-import type { Topology } from './topology.js';
-import type { Holds } from './holds.js';
-import type { Watchdog } from './watchdog.js';
+import type { Topology } from './redis/topology.js';
+import type { Holds } from './holding/holds.js';
+import type { Watchdog } from './holding/watchdog.js';
 
 /** Payload of `acquired`, `released` and `renewed`. */
 export interface LockEventInfo {

@@ -1,5 +1,5 @@
 export { LockClient } from './client.js';
-export type { IoRedisConnection, NodeRedisConnection, RedisConnection } from './connection.js';
+export type { IoRedisConnection, NodeRedisConnection, RedisConnection } from './redis/connection.js';
 export type { LockAcquiredInfo, LockClientEvents, LockEventInfo, LockLostInfo, LockReleasedInfo, LockWarningInfo } from './core.js';
 export {
   diagnosticsChannels,
@@ -34,7 +34,7 @@ export {
   type RedLockOperation,
   type RedLockRoundInfo,
 } from './errors.js';
-export { Lease } from './lease.js';
+export { Lease } from './holding/lease.js';
 export type { LeaseHandle, LeaseHandleKind } from './holding/lease-handle.js';
 export type { HandOffOptions } from './holding/lease-moves.js';
 export { Leadership } from './leadership/leadership.js';

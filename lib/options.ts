@@ -1,4 +1,4 @@
-import type { RedisConnection } from './connection.js';
+import type { RedisConnection } from './redis/connection.js';
 import type { ReplicaAck } from './redis/port.js';
 
 /** `syncReplicas`: after each acquisition and renewal, wait (WAIT) for this many replica acks. */

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from './errors.js';
-import { MIN_LEASE_MS } from './options.js';
+import { DEFAULTS, MIN_LEASE_MS, replicaAck } from './options.js';
+import type { RedisPort, ReplicaAck } from './redis/port.js';
 
 /** The largest duration Redis PEXPIRE and Node timers both accept, ms. */
 export const MAX_DURATION_MS = 2 ** 31 - 1;
@@ -170,4 +171,41 @@ export function checkCount(value: unknown, option: string): number {
     throw new InvalidArgumentError(`\`${option}\` must be a whole number ≥ 0, got ${describe(value)}`);
   }
   return value;
+}
+
+const KNOWN_CLIENT_OPTIONS = new Set(['keyPrefix', 'watchdogTimeout', 'fairLockWaitTimeout', 'maxHoldTime', 'subscriber', 'syncReplicas', 'pubsub']);
+
+/** A LockClient's options, checked, with their defaults; `subscriber` as given (the client checks it against the connection). */
+export interface ClientSettings {
+  readonly keyPrefix: string;
+  readonly watchdogTimeoutMs: number;
+  readonly fairLockWaitTimeoutMs: number;
+  readonly maxHoldTimeMs: number | undefined;
+  readonly syncReplicas: ReplicaAck | undefined;
+  readonly pubsub: 'auto' | 'sharded' | 'classic';
+  readonly subscriber: unknown;
+}
+
+/** Checks a LockClient's `options` for the connection `redis`. */
+export function checkClientOptions(options: unknown, redis: RedisPort): ClientSettings {
+  const raw = checkObject(options, 'options');
+  for (const key of Object.keys(raw)) {
+    if (!KNOWN_CLIENT_OPTIONS.has(key)) {
+      throw new InvalidArgumentError(`unknown option \`${key}\` (known: ${[...KNOWN_CLIENT_OPTIONS].join(', ')})`);
+    }
+  }
+  const keyPrefix = raw.keyPrefix === undefined ? DEFAULTS.keyPrefix : checkKeyPrefix(raw.keyPrefix);
+  const watchdogTimeoutMs =
+    raw.watchdogTimeout === undefined ? DEFAULTS.watchdogTimeout : checkWatchdogTimeout(raw.watchdogTimeout);
+  const fairLockWaitTimeoutMs =
+    raw.fairLockWaitTimeout === undefined
+      ? DEFAULTS.fairLockWaitTimeout
+      : checkPositiveDuration(raw.fairLockWaitTimeout, 'fairLockWaitTimeout');
+  const syncReplicas = replicaAck(raw.syncReplicas === undefined ? undefined : checkSyncReplicas(raw.syncReplicas));
+  const pubsub = raw.pubsub === undefined ? 'auto' : checkOneOf(raw.pubsub, 'pubsub', ['auto', 'sharded', 'classic'] as const);
+  if (pubsub === 'sharded' && redis.deployment === 'cluster' && !redis.shardedPubSub) {
+    throw new InvalidArgumentError(`\`pubsub: 'sharded'\` needs a client that keeps sharded subscriptions on a Cluster; ${redis.family} does not`);
+  }
+  const maxHoldTimeMs = checkMaxHoldTime(raw.maxHoldTime);
+  return { keyPrefix, watchdogTimeoutMs, fairLockWaitTimeoutMs, maxHoldTimeMs, syncReplicas, pubsub, subscriber: raw.subscriber };
 }

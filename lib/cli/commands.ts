@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline/promises';
-import type { RedisConnection } from '../connection.js';
+import type { RedisConnection } from '../redis/connection.js';
 import type { RedisPort } from '../redis/port.js';
 import { LockClient } from '../client.js';
 import { inspectLock } from '../inspect/inspect.js';

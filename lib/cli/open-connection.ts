@@ -1,4 +1,4 @@
-import type { RedisConnection } from '../connection.js';
+import type { RedisConnection } from '../redis/connection.js';
 import type { Target } from './connect.js';
 
 /** A connection the CLI opened, and how to let it go. */

@@ -1,7 +1,7 @@
 import type { LockCore } from '../core.js';
 import { InvalidArgumentError, LockLostError } from '../errors.js';
-import { holdDrift } from '../holds.js';
-import type { Lease } from '../lease.js';
+import { holdDrift } from './holds.js';
+import type { Lease } from './lease.js';
 import type { RLock, RReadWriteLock } from '../locks/rlock.js';
 import type { Permit } from '../synchronizers/permit.js';
 import type { RSemaphore, SemaphoreOptions } from '../synchronizers/semaphore.js';

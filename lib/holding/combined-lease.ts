@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Lease } from '../lease.js';
+import { Lease } from './lease.js';
 import type { LeaseHandle } from './lease-handle.js';
 import type { HandOffOptions } from './lease-moves.js';
 

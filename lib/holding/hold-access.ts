@@ -1,5 +1,5 @@
 import type { LockCore } from '../core.js';
-import type { RenewTarget } from '../holds.js';
+import type { RenewTarget } from './holds.js';
 
 /**
  * What `locks.adopt()` needs of a lock kind (or a semaphore) to take over a hold by its exact

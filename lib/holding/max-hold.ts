@@ -1,6 +1,6 @@
 import type { LockCore } from '../core.js';
 import { InvalidArgumentError, LockLostError } from '../errors.js';
-import { kindOf, type Hold } from '../holds.js';
+import { kindOf, type Hold } from './holds.js';
 
 /** A hold's `maxHoldTime` deadline and its timer. */
 interface Cap {

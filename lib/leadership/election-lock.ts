@@ -1,9 +1,9 @@
 import type { LockCore } from '../core.js';
-import type { RenewTarget } from '../holds.js';
+import type { RenewTarget } from '../holding/holds.js';
 import { BaseLock } from '../locks/base-lock.js';
-import { waitNonFair } from '../locks/non-fair-wait.js';
-import { newRequestId } from '../locks/request-id.js';
-import type { Acquired } from '../wait.js';
+import { waitNonFair } from '../waiting/non-fair-wait.js';
+import { newRequestId } from '../holding/request-id.js';
+import type { Acquired } from '../waiting/wait.js';
 import { ElectionScripts, type ElectionKeys } from './election-scripts.js';
 
 /**

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, LockLostError, LockNotHeldError } from '../errors.js';
-import type { Lease } from '../lease.js';
-import { newRequestId } from '../locks/request-id.js';
+import type { Lease } from '../holding/lease.js';
+import { newRequestId } from '../holding/request-id.js';
 import type { ElectionLock } from './election-lock.js';
 import { ElectionScripts } from './election-scripts.js';
 

@@ -1,6 +1,6 @@
 import type { LockCore } from '../core.js';
 import { LockClientClosedError } from '../errors.js';
-import type { NoticeListener } from '../pubsub/subscriber.js';
+import type { NoticeListener } from '../waiting/subscriber.js';
 import { ElectionScripts, type ElectionKeys, type ElectionState } from './election-scripts.js';
 
 /** Who leads an election, as `leader()` and `observe()` tell it. */

@@ -1,7 +1,7 @@
 import { runInNewContext } from '../context.js';
 import type { LockCore } from '../core.js';
 import { InvalidArgumentError, LockAcquireTimeoutError } from '../errors.js';
-import type { Lease } from '../lease.js';
+import type { Lease } from '../holding/lease.js';
 import { ReentrantLock } from '../locks/lock.js';
 import { MIN_LEASE_MS } from '../options.js';
 import { checkFunction, checkLockName, checkObject, checkSignal, MAX_DURATION_MS } from '../validate.js';

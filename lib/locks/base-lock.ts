@@ -1,25 +1,22 @@
 import { currentContext, newContextId, ownerId } from '../context.js';
 import type { LockCore } from '../core.js';
-import { LockAcquireTimeoutError, LockNotHeldError, toLockError, type LockOperation } from '../errors.js';
-import { holdDrift, type Hold, type RenewTarget } from '../holds.js';
-import { lockKeys, type LockKeys } from '../keys.js';
-import { exclusiveHolders, inspectKeys } from '../inspect/inspect.js';
-import type { LockHolder } from '../inspect/types.js';
-import { Lease } from '../lease.js';
-import { checkFunction, checkLockArgs, checkLockName, checkTryLockArgs, checkWaitOptions, WATCHDOG_LEASE } from '../validate.js';
-import { raceDeadline, TIMED_OUT, type Acquired } from '../wait.js';
-import { leaseOfHold, releaseHold, type ReleaseTicket } from './hold-release.js';
+import { LockAcquireTimeoutError, LockNotHeldError } from '../errors.js';
+import type { Hold, RenewTarget } from '../holding/holds.js';
+import { Lease } from '../holding/lease.js';
+import { checkFunction, checkLockArgs, checkTryLockArgs, checkWaitOptions, WATCHDOG_LEASE } from '../validate.js';
+import type { Acquired } from '../waiting/wait.js';
+import { leaseOfHold, releaseHold, type ReleaseTicket } from '../holding/hold-release.js';
 import { LockMember } from './lock-member.js';
-import { confirmReplicas } from './replica-ack.js';
-import { AcquireTrack } from '../telemetry/channels.js';
-import { assertNotHandedOff, movesOf, releaseWhole } from '../holding/lease-moves.js';
+import { movesOf, releaseWhole } from '../holding/lease-moves.js';
 import { capHold } from '../holding/max-hold.js';
 import type { LeaseHandleKind } from '../holding/lease-handle.js';
 import { HOLD_ACCESS, type HoldAccess } from '../holding/hold-access.js';
 import { traceRelease } from '../telemetry/tracing.js';
-import { newRequestId } from './request-id.js';
-import { runWithLease } from './with-lease.js';
+import { newRequestId } from '../holding/request-id.js';
+import { runWithLease } from '../holding/with-lease.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
+import { acquireInTime } from './timely-acquire.js';
+import { LockQueries } from './lock-queries.js';
 
 /**
  * Brands every BaseLock under a registry symbol, so a MultiLock of one loaded copy of rlock (ESM
@@ -29,21 +26,17 @@ export const BASE_LOCK = Symbol.for('rlock.baseLock.v2');
 
 /**
  * What every lock kind shares: owner resolution (contexts and unscoped holds), argument
- * checks, watchdog and event bookkeeping, leases, withLock/acquire and the hash queries.
+ * checks, watchdog and event bookkeeping, leases, withLock/acquire; the read-only queries come
+ * from LockQueries, one acquisition call's attempts from acquireInTime (timely-acquire.ts).
  * A kind supplies how to acquire (with its waiting strategy) and how to release.
  */
-export abstract class BaseLock implements RLock {
-  readonly name: string;
-  protected readonly core: LockCore;
-  protected readonly keys: LockKeys;
+export abstract class BaseLock extends LockQueries implements RLock {
   /** This lock and kind in the client's hold records: `${kind}\0${lock key}`. */
   readonly #lockId: string;
   readonly #kind: LeaseHandleKind | 'election';
 
   protected constructor(core: LockCore, name: unknown, kind: LeaseHandleKind | 'election') {
-    this.name = checkLockName(name);
-    this.core = core;
-    this.keys = lockKeys(core.keyPrefix, this.name);
+    super(core, name);
     this.#kind = kind;
     this.#lockId = `${kind}\u0000${this.keys.lock}`;
   }
@@ -114,11 +107,6 @@ export abstract class BaseLock implements RLock {
     return this.core.scripts.lock.forceUnlock(this.keys, this.core.publish, this.forceRequestId());
   }
 
-  async isLocked(): Promise<boolean> {
-    await this.open();
-    return Number(await this.query(this.core.redis.command(['exists', this.keys.lock], this.keys.lock))) === 1;
-  }
-
   async isHeldByCurrentOwner(): Promise<boolean> {
     return (await this.getHoldCount()) > 0;
   }
@@ -126,16 +114,6 @@ export abstract class BaseLock implements RLock {
   async getHoldCount(): Promise<number> {
     const owner = this.currentOwner();
     return owner === undefined ? 0 : this.holdCountOf(owner);
-  }
-
-  async remainTimeToLive(): Promise<number> {
-    await this.open();
-    return Number(await this.query(this.core.redis.command(['pttl', this.keys.lock], this.keys.lock)));
-  }
-
-  async getHolders(): Promise<LockHolder[]> {
-    await this.open();
-    return exclusiveHolders(this.core.redis, inspectKeys(this.core.keyPrefix, this.name));
   }
 
   async acquire(options?: LockWaitOptions): Promise<Lease> {
@@ -176,12 +154,6 @@ export abstract class BaseLock implements RLock {
     });
   }
 
-  /** `owner`'s hold count of this lock, 0 if none. */
-  async holdCountOf(owner: string): Promise<number> {
-    await this.open();
-    return Number((await this.query(this.core.redis.command(['hget', this.keys.lock, owner], this.keys.lock))) ?? 0);
-  }
-
   /**
    * Releases one hold of exactly `owner` (MultiLock and RedLock); resolves with the holds left.
    * A release of its own unless `ticket` ties it to an earlier try: an earlier release of the
@@ -209,15 +181,6 @@ export abstract class BaseLock implements RLock {
     return `${this.core.clientId}:${newRequestId()}`;
   }
 
-  /** A read-only call's answer; a failure from Redis as a LockRedisError. */
-  protected async query<T>(call: Promise<T>, operation: LockOperation = 'query'): Promise<T> {
-    try {
-      return await call;
-    } catch (error) {
-      throw toLockError(error, operation, this.name);
-    }
-  }
-
   /** The owner whose holds unlock and the queries concern; undefined outside a context with no unscoped hold. */
   protected currentOwner(): string | undefined {
     const context = currentContext();
@@ -226,45 +189,22 @@ export abstract class BaseLock implements RLock {
 
   /** Acquires for `owner`; `listed`: an unscoped hold goes on the list `unlock()` takes from. */
   #acquire(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, listed = true, maxHoldMs?: number): Promise<Acquired | false> {
-    signal?.throwIfAborted();
-    assertNotHandedOff(this.#lockId, this.name);
-    const track = new AcquireTrack(this.core.clientId, this.#lockId, this.name, owner, { server: this.core.redis.address, signal });
-    return track.run(() => this.#acquireTracked(track, owner, waitMs, leaseMs, signal, listed, maxHoldMs));
-  }
-
-  async #acquireTracked(track: AcquireTrack, owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, listed: boolean, maxHoldMs: number | undefined): Promise<Acquired | false> {
-    const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
-    const ttlMs = this.ttlFor(leaseMs);
-    // The owner's last release still on its way would take back what this acquisition gets.
-    const releasing = this.core.holds.get(this.#lockId, owner)?.finalRelease;
-    if (releasing && (await raceDeadline(releasing, deadline, signal)) === TIMED_OUT) return track.gaveUp();
-    let acquired: Acquired | false;
-    for (;;) {
-      const left = waitMs === undefined ? undefined : Math.max(0, Math.ceil(deadline - performance.now()));
-      const reentered = this.holdOf(owner);
-      try {
-        acquired = await this.acquireFor(owner, left, leaseMs, signal);
-      } catch (error) {
-        throw track.failed(error);
-      }
-      if (acquired === false) return track.gaveUp();
-      track.attempted(acquired);
-      // An answer that came after the lease it granted ran out (by the holder's clock) is no
-      // acquisition: someone else may hold the lock already. Let go, and ask again in time.
-      // A re-entry of a hold the clock ended while the call was out: the let-go of that hold,
-      // sent for the same owner, may have taken this acquisition away in Redis. Same remedy.
-      if (performance.now() < acquired.sentAt + ttlMs - holdDrift(ttlMs) && !reentered?.letGoSent) break;
-      this.abandon(owner);
-      if (left === 0 || performance.now() >= deadline) return track.gaveUp();
-    }
-    if (this.core.syncReplicas) {
-      const rollBack = (): Promise<number> => this.releaseFor(owner, 0, newRequestId(), 1_000);
-      await confirmReplicas(this.core, this.name, this.keys.lock, rollBack, () => this.abandon(owner));
-    }
-    // Synchronously with the reply: the holder's clock (and renewal) start before user code runs.
-    this.trackHold(owner, acquired.sentAt, leaseMs, { unscoped: listed && !currentContext(), maxHoldMs: maxHoldMs ?? this.core.maxHoldTimeMs });
-    this.core.events.emit('acquired', track.acquired());
-    return acquired;
+    return acquireInTime({
+      core: this.core,
+      name: this.name,
+      lockId: this.#lockId,
+      lockKey: this.keys.lock,
+      owner,
+      waitMs,
+      ttlMs: this.ttlFor(leaseMs),
+      signal,
+      attempt: (left) => this.acquireFor(owner, left, leaseMs, signal),
+      holdBefore: () => this.holdOf(owner),
+      abandon: () => this.abandon(owner),
+      rollBack: () => this.releaseFor(owner, 0, newRequestId(), 1_000),
+      confirmed: (acquired) =>
+        void this.trackHold(owner, acquired.sentAt, leaseMs, { unscoped: listed && !currentContext(), maxHoldMs: maxHoldMs ?? this.core.maxHoldTimeMs }),
+    });
   }
 
   /**
@@ -315,20 +255,6 @@ export abstract class BaseLock implements RLock {
   protected holdOf(owner: string): Hold | undefined {
     const hold = this.core.holds.get(this.#lockId, owner);
     return hold && this.core.holds.isCurrent(hold) ? hold : undefined;
-  }
-
-  /** Throws once the client is closed; waits until the client knows its topology. */
-  protected async open(): Promise<void> {
-    await this.opening();
-  }
-
-  /**
-   * Throws once the client is closed; what to wait for until the client knows its topology, or
-   * undefined when it does (the hot paths then await nothing).
-   */
-  protected opening(): Promise<void> | undefined {
-    this.core.assertOpen();
-    return this.core.ready();
   }
 
   /** Releases one hold of `owner` (see releaseHold); `ticket` ties a Lease's retries together. */

@@ -1,11 +1,11 @@
 import type { LockCore } from '../core.js';
-import { acquireInTurn, type FairAttempt } from '../fair-wait.js';
-import { acquireOnce, type Acquired } from '../wait.js';
+import { acquireInTurn, type FairAttempt } from '../waiting/fair-wait.js';
+import { acquireOnce, type Acquired } from '../waiting/wait.js';
 import { BaseLock } from './base-lock.js';
 import { fairQueue, inspectKeys } from '../inspect/inspect.js';
 import type { QueuedWaiter } from '../inspect/types.js';
 import type { RFairLock } from './rlock.js';
-import { newRequestId } from './request-id.js';
+import { newRequestId } from '../holding/request-id.js';
 
 /** Numbers the waiting calls of this process; with the client id they name a waiter everywhere. */
 let lastWaiter = 0;

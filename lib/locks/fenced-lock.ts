@@ -1,11 +1,11 @@
 import type { LockCore } from '../core.js';
 import { exclusiveWait, fencedLockKeys, type FencedLockKeys, type WaitTarget } from '../keys.js';
-import type { Lease } from '../lease.js';
+import type { Lease } from '../holding/lease.js';
 import { checkLockArgs, checkTryLockArgs } from '../validate.js';
-import type { Acquired } from '../wait.js';
+import type { Acquired } from '../waiting/wait.js';
 import { BaseLock } from './base-lock.js';
-import { waitNonFair } from './non-fair-wait.js';
-import { newRequestId } from './request-id.js';
+import { waitNonFair } from '../waiting/non-fair-wait.js';
+import { newRequestId } from '../holding/request-id.js';
 import type { FencedLease, LockWaitOptions, RFencedLock, SignalOptions } from './rlock.js';
 
 /**

@@ -1,11 +1,11 @@
 import type { LockCore } from '../core.js';
-import type { Hold } from '../holds.js';
+import type { Hold } from '../holding/holds.js';
 import type { LockKeys } from '../keys.js';
-import type { BaseLock } from './base-lock.js';
+import type { RLock } from './rlock.js';
 
 /** What a lock hands a MultiLock: its identity, and calls for exactly one owner. */
 export interface LockMemberParts {
-  readonly lock: BaseLock;
+  readonly lock: RLock;
   readonly core: LockCore;
   readonly keys: LockKeys;
   /** The lock and kind in its client's hold records. */
@@ -32,7 +32,7 @@ export class LockMember {
   }
 
   /** The lock itself, for the calls that are the same as its public ones. */
-  get lock(): BaseLock {
+  get lock(): RLock {
     return this.#parts.lock;
   }
 

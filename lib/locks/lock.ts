@@ -1,10 +1,10 @@
 import type { LockCore } from '../core.js';
 import { exclusiveWait, type WaitTarget } from '../keys.js';
-import type { Acquired } from '../wait.js';
+import type { Acquired } from '../waiting/wait.js';
 import { BaseLock } from './base-lock.js';
-import { waitNonFair } from './non-fair-wait.js';
+import { waitNonFair } from '../waiting/non-fair-wait.js';
 import { NODE_LOCK, type NodeLock, type NodeLockSource } from './node-lock.js';
-import { newRequestId } from './request-id.js';
+import { newRequestId } from '../holding/request-id.js';
 
 /**
  * The reentrant, non-fair lock: a Redis hash (owner id → hold count) whose TTL is the lease.

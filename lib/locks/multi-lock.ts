@@ -1,6 +1,6 @@
 import { currentContext } from '../context.js';
 import { InvalidArgumentError, LockAcquireTimeoutError, LockNotHeldError } from '../errors.js';
-import { Lease } from '../lease.js';
+import { Lease } from '../holding/lease.js';
 import {
   checkFunction,
   checkLockArgs,
@@ -10,9 +10,9 @@ import {
 } from '../validate.js';
 import { BASE_LOCK } from './base-lock.js';
 import type { LockMember } from './lock-member.js';
-import { runWithLease } from './with-lease.js';
+import { runWithLease } from '../holding/with-lease.js';
 import { combineLeases } from '../holding/combined-lease.js';
-import { raceDeadline } from '../wait.js';
+import { raceDeadline } from '../waiting/wait.js';
 import { memberHolders } from '../inspect/composite.js';
 import type { LockHolder } from '../inspect/types.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';

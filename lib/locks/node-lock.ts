@@ -1,8 +1,8 @@
 import type { LockCore } from '../core.js';
-import type { Hold } from '../holds.js';
+import type { Hold } from '../holding/holds.js';
 import type { LockKeys } from '../keys.js';
 import type { WaiterMode } from '../scripts/registry.js';
-import type { ReleaseTicket } from './hold-release.js';
+import type { ReleaseTicket } from '../holding/hold-release.js';
 
 /**
  * One lock on one Redis node, driven for an explicit owner, one command per call and no waiting:

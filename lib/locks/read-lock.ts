@@ -2,7 +2,7 @@ import type { LockCore } from '../core.js';
 import type { WaitTarget } from '../keys.js';
 import type { ReadWriteState, WaiterMode } from '../scripts/registry.js';
 import { ReadWriteSide } from './read-write-side.js';
-import { newRequestId } from './request-id.js';
+import { newRequestId } from '../holding/request-id.js';
 
 /**
  * The read side of a read-write lock: shared by any number of owners while no other owner

@@ -1,10 +1,10 @@
 import type { LockCore } from '../core.js';
 import { readWriteKeys, type ReadWriteKeys, type WaitTarget } from '../keys.js';
 import type { ReadWriteState, WaiterMode } from '../scripts/registry.js';
-import type { Acquired, AttemptResult } from '../wait.js';
-import type { RenewTarget } from '../holds.js';
+import type { Acquired, AttemptResult } from '../waiting/wait.js';
+import type { RenewTarget } from '../holding/holds.js';
 import { BaseLock } from './base-lock.js';
-import { waitNonFair } from './non-fair-wait.js';
+import { waitNonFair } from '../waiting/non-fair-wait.js';
 import { inspectKeys, readWriteHolders } from '../inspect/inspect.js';
 import type { LockHolder } from '../inspect/types.js';
 

@@ -1,9 +1,9 @@
 import { currentContext, newContextId, ownerId } from '../context.js';
 import type { LockCore } from '../core.js';
 import { describeRedLockRound, LockAcquireTimeoutError, LockNotHeldError, ScriptStatus, type RedLockQuorumError } from '../errors.js';
-import type { Lease } from '../lease.js';
+import type { Lease } from '../holding/lease.js';
 import type { RedLockOptions } from '../options.js';
-import type { WaiterQueue } from '../pubsub/waiter-queue.js';
+import type { WaiterQueue } from '../waiting/waiter-queue.js';
 import { attemptRound, leaveQueues, openQueues, pauseAfter, subscribeAll, type Attempt, type RoundNodes } from '../redlock/acquire-round.js';
 import { fanOut, type FanOutResult } from '../redlock/fan-out.js';
 import { askMajority, majorityValue } from '../redlock/majority-query.js';
@@ -11,11 +11,11 @@ import { certain, quorumError, quorumOf, tally, type Verdict } from '../redlock/
 import { RedHold } from '../redlock/red-hold.js';
 import { parseRedLockArgs } from '../redlock/red-lock-args.js';
 import { newRedRelease, type RedRelease } from '../redlock/red-release.js';
-import { leaseOfHold } from './hold-release.js';
+import { leaseOfHold } from '../holding/hold-release.js';
 import { checkFunction, checkLockArgs, checkTryLockArgs, checkWaitOptions, WATCHDOG_LEASE } from '../validate.js';
-import { raceDeadline } from '../wait.js';
+import { raceDeadline } from '../waiting/wait.js';
 import type { NodeLock } from './node-lock.js';
-import { runWithLease } from './with-lease.js';
+import { runWithLease } from '../holding/with-lease.js';
 import { withoutMaxHold } from '../holding/max-hold.js';
 import { majorityHolders } from '../inspect/composite.js';
 import type { LockHolder } from '../inspect/types.js';

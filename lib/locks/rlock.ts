@@ -1,5 +1,5 @@
 import type { LockHolder, QueuedWaiter } from '../inspect/types.js';
-import type { Lease } from '../lease.js';
+import type { Lease } from '../holding/lease.js';
 
 /** Options of a waiting acquisition. All durations are ms. */
 export interface LockWaitOptions {

@@ -3,7 +3,7 @@ import { LockUpgradeError, ScriptStatus } from '../errors.js';
 import type { WaitTarget } from '../keys.js';
 import type { ReadWriteState, WaiterMode } from '../scripts/registry.js';
 import { ReadWriteSide } from './read-write-side.js';
-import { newRequestId } from './request-id.js';
+import { newRequestId } from '../holding/request-id.js';
 
 /**
  * The write side of a read-write lock: one owner, while no other owner reads. The writer may

@@ -1,4 +1,4 @@
-import type { Arg, ClientFamily, Deployment, LuaScript, PubSubHandlers, PubSubPort, RedisPort, ReplicaAck, ServerNode } from './port.js';
+import { ConnectionFacts, type Arg, type LuaScript, type PubSubHandlers, type PubSubPort, type RedisPort, type ReplicaAck, type ServerNode } from './port.js';
 
 /** The members of an ioredis (or iovalkey) `Redis` or `Cluster` this adapter uses. */
 export interface IoRedisLike {
@@ -55,28 +55,25 @@ export function isIoRedisLike(value: object): value is IoRedisLike {
  * EVALSHA when it writes a call, per socket (the text the first time on a socket): calls queued
  * or resent across a reconnect to a restarted server (empty script cache) keep their order.
  */
-export class IoRedisPort implements RedisPort {
-  readonly family: ClientFamily;
-  readonly deployment: Deployment;
-  readonly connection: object;
-  readonly keyPrefix: string;
-  readonly address: string | undefined;
-  readonly db: number;
-  readonly shardedPubSub: boolean;
+export class IoRedisPort extends ConnectionFacts implements RedisPort {
   readonly #conn: IoRedisLike;
   readonly #defined = new Set<string>();
 
   constructor(conn: IoRedisLike) {
-    this.#conn = conn;
-    this.connection = conn;
     const cluster = conn.isCluster === true;
     // ioredis' Cluster has the sharded-subscriber option (5.9+); iovalkey's does not.
-    this.family = cluster && !('shardedSubscribers' in conn.options) ? 'iovalkey' : 'ioredis';
-    this.deployment = cluster ? 'cluster' : conn.options.sentinels ? 'sentinel' : 'standalone';
-    this.keyPrefix = conn.options.keyPrefix ?? '';
-    this.shardedPubSub = cluster && this.family === 'ioredis';
-    this.address = this.deployment !== 'standalone' ? undefined : conn.options.path ? `unix:${conn.options.path}` : addressOf(conn);
-    this.db = conn.options.db ?? 0;
+    const family = cluster && !('shardedSubscribers' in conn.options) ? 'iovalkey' : 'ioredis';
+    const deployment = cluster ? 'cluster' : conn.options.sentinels ? 'sentinel' : 'standalone';
+    super({
+      family,
+      deployment,
+      connection: conn,
+      keyPrefix: conn.options.keyPrefix ?? '',
+      shardedPubSub: cluster && family === 'ioredis',
+      address: deployment !== 'standalone' ? undefined : conn.options.path ? `unix:${conn.options.path}` : addressOf(conn),
+      db: conn.options.db ?? 0,
+    });
+    this.#conn = conn;
   }
 
   #script(script: LuaScript): string {

@@ -1,6 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
 import { NodeRedisPubSub, type NodeRedisSubscribable } from './node-redis-pubsub.js';
-import type { Arg, ClientFamily, Deployment, LuaScript, PubSubPort, RedisPort, ReplicaAck, ServerNode } from './port.js';
+import { ConnectionFacts, type Arg, type Deployment, type LuaScript, type PubSubPort, type RedisPort, type ReplicaAck, type ServerNode } from './port.js';
 
 /** A node-redis `createClient()`, `createCluster()` or `createSentinel()` object, by what this adapter uses. */
 export interface NodeRedisLike extends NodeRedisSubscribable {
@@ -81,14 +81,7 @@ const MAX_RESENDS = 20;
  * A NOSCRIPT (SCRIPT FLUSH, a failover the client did not see) is answered by EVAL. Arguments go
  * as strings; RESP2 and RESP3 replies of rlock's scripts decode alike.
  */
-export class NodeRedisPort implements RedisPort {
-  readonly family: ClientFamily = 'node-redis';
-  readonly deployment: Deployment;
-  readonly connection: object;
-  readonly keyPrefix: string;
-  readonly address: string | undefined;
-  readonly db: number;
-  readonly shardedPubSub: boolean;
+export class NodeRedisPort extends ConnectionFacts implements RedisPort {
   readonly #conn: NodeRedisLike;
   /** Script name → the socket (node address and socket epoch) that has it. */
   readonly #loaded = new Map<string, string>();
@@ -99,18 +92,21 @@ export class NodeRedisPort implements RedisPort {
   readonly #joined: (() => void)[] = [];
 
   constructor(conn: NodeRedisLike, deployment: Deployment, sha1: (text: string) => string) {
-    this.#conn = conn;
-    this.connection = conn;
-    this.deployment = deployment;
     // node-redis 6 has a key prefix (ioredis' semantics: keys, not channels); 5 has none.
     const prefix = conn._keyPrefix ?? conn.options?.keyPrefix;
-    this.keyPrefix = typeof prefix === 'string' ? prefix : '';
-    // node-redis 5 drops a sharded subscription whose slot moved: classic pub/sub there.
-    this.shardedPubSub = deployment === 'cluster' && typeof conn.getNodeClientForKey === 'function';
     const socket = conn.options?.socket;
-    this.address =
-      deployment !== 'standalone' ? undefined : socket?.path ? `unix:${socket.path}` : `${socket?.host ?? 'localhost'}:${socket?.port ?? 6379}`;
-    this.db = conn.options?.database ?? 0;
+    super({
+      family: 'node-redis',
+      deployment,
+      connection: conn,
+      keyPrefix: typeof prefix === 'string' ? prefix : '',
+      // node-redis 5 drops a sharded subscription whose slot moved: classic pub/sub there.
+      shardedPubSub: deployment === 'cluster' && typeof conn.getNodeClientForKey === 'function',
+      address:
+        deployment !== 'standalone' ? undefined : socket?.path ? `unix:${socket.path}` : `${socket?.host ?? 'localhost'}:${socket?.port ?? 6379}`,
+      db: conn.options?.database ?? 0,
+    });
+    this.#conn = conn;
     this.#sha1 = sha1;
   }
 

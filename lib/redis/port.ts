@@ -55,11 +55,8 @@ export interface PubSubPort {
   close(channels: readonly string[]): Promise<void>;
 }
 
-/**
- * A connection as rlock uses it. Keys are given without the client's own prefix: a client that
- * has one (ioredis `keyPrefix`) adds it to declared keys itself.
- */
-export interface RedisPort {
+/** What rlock knows of a connection, fixed when its adapter is made: the adapters' common base. */
+export abstract class ConnectionFacts {
   readonly family: ClientFamily;
   readonly deployment: Deployment;
   /** The application's own connection object (identity checks: two locks on one connection). */
@@ -72,6 +69,23 @@ export interface RedisPort {
   readonly db: number;
   /** Whether the client can keep sharded subscriptions on a Cluster (SSUBSCRIBE per shard). */
   readonly shardedPubSub: boolean;
+
+  protected constructor(facts: ConnectionFacts) {
+    this.family = facts.family;
+    this.deployment = facts.deployment;
+    this.connection = facts.connection;
+    this.keyPrefix = facts.keyPrefix;
+    this.address = facts.address;
+    this.db = facts.db;
+    this.shardedPubSub = facts.shardedPubSub;
+  }
+}
+
+/**
+ * A connection as rlock uses it. Keys are given without the client's own prefix: a client that
+ * has one (ioredis `keyPrefix`) adds it to declared keys itself.
+ */
+export interface RedisPort extends ConnectionFacts {
   /**
    * Runs a script: `args` are its keys (`script.numberOfKeys` of them, or as many as `args[0]`
    * says), then its arguments. Sent by SHA where the server has it, by text otherwise, in the

@@ -1,8 +1,8 @@
 import { exclusiveWait } from '../keys.js';
 import type { NodeLock } from '../locks/node-lock.js';
-import type { WaiterQueue } from '../pubsub/waiter-queue.js';
+import type { WaiterQueue } from '../waiting/waiter-queue.js';
 import { WaiterMode } from '../scripts/registry.js';
-import { raceDeadline } from '../wait.js';
+import { raceDeadline } from '../waiting/wait.js';
 import { fanOut, type FanOutResult } from './fan-out.js';
 import { certain, driftOf, tally, type Tally, type Verdict } from './quorum.js';
 

@@ -1,5 +1,5 @@
 import { LockClientClosedError, LockLostError, RedLockQuorumError, type LockError, type LockLostReason, type RedLockNodeFailure } from '../errors.js';
-import type { Hold, HoldEnd, HoldObserver } from '../holds.js';
+import type { Hold, HoldEnd, HoldObserver } from '../holding/holds.js';
 import type { FanOutResult } from './fan-out.js';
 
 export interface RedHoldConfig {

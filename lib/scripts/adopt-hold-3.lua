@@ -21,11 +21,7 @@ if claim ~= mine and claim ~= 'open:' .. ARGV[4] then return -1 end
 local count, left = held_state(kind, KEYS[1], KEYS[2], holder, now)
 if not count then return -1 end
 if claim ~= mine then
-  local renew = tonumber(ARGV[3])
-  if renew > 0 then
-    keep_hold(kind, KEYS[1], KEYS[2], holder, renew, now)
-    count, left = held_state(kind, KEYS[1], KEYS[2], holder, now)
-  end
+  count, left = kept_state(kind, KEYS[1], KEYS[2], holder, tonumber(ARGV[3]), now, count, left)
   redis.call('SET', KEYS[3], mine, 'PX', math.max(1, left))
   -- The handing-off process no longer calls for this owner, and the adopter's request ids come
   -- from another counter: its call log must not answer them (call-log.lua).

@@ -19,11 +19,7 @@ if redis.call('GET', KEYS[3]) ~= open then
   local owner = string.sub(holder, 3)
   if kind == 'read' and redis.call('HGET', KEYS[1], 'writer') == owner then return -3 end
   if kind == 'write' and redis.call('HEXISTS', KEYS[1], 'r:' .. owner) == 1 then return -3 end
-  local keep = tonumber(ARGV[3])
-  if keep > 0 then
-    keep_hold(kind, KEYS[1], KEYS[2], holder, keep, now)
-    count, left = held_state(kind, KEYS[1], KEYS[2], holder, now)
-  end
+  count, left = kept_state(kind, KEYS[1], KEYS[2], holder, tonumber(ARGV[3]), now, count, left)
   redis.call('SET', KEYS[3], open, 'PX', math.max(1, left))
 end
 return { count, left, fencing_token(kind, KEYS[1]) }

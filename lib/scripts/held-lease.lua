@@ -45,6 +45,14 @@ local function keep_hold(kind, main, readers, holder, ms, now)
   end
 end
 
+-- kept_state(kind, main, readers, holder, ms, now, count, left): keeps the hold at least `ms`
+-- (0: as it is, answering the `count` and `left` already read) and answers its state then.
+local function kept_state(kind, main, readers, holder, ms, now, count, left)
+  if ms <= 0 then return count, left end
+  keep_hold(kind, main, readers, holder, ms, now)
+  return held_state(kind, main, readers, holder, now)
+end
+
 -- fencing_token(kind, main): a fenced lock's token, '' for every other kind.
 local function fencing_token(kind, main)
   if kind ~= 'lock' then return '' end

@@ -1,4 +1,4 @@
-import type { RenewTarget } from '../holds.js';
+import type { RenewTarget } from './script-types.js';
 import type { ObjectKind } from '../errors.js';
 import adoptHoldLua from './adopt-hold-3.lua';
 import extendHoldLua from './extend-hold-3.lua';

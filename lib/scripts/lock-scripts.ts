@@ -1,5 +1,5 @@
 import type { FencedLockKeys, LockKeys, WaitTarget } from '../keys.js';
-import type { PublishCommand, ReplicaAck, WaiterMode } from './registry.js';
+import type { PublishCommand, ReplicaAck, WaiterMode } from './script-types.js';
 import type { ScriptRunner } from './script-runner.js';
 import { toLockError, type ObjectKind } from '../errors.js';
 import acquireLua from './acquire-2.lua';

@@ -1,5 +1,5 @@
 import type { ReadWriteKeys } from '../keys.js';
-import type { PublishCommand, WaiterMode } from './registry.js';
+import type { PublishCommand, WaiterMode } from './script-types.js';
 import type { ScriptRunner } from './script-runner.js';
 import callLogLua from './call-log.lua';
 import endedHoldsLua from './ended-holds.lua';

@@ -14,13 +14,8 @@ local n = tonumber(ARGV[2])
 local renewed = {}
 for i = 1, n do
   local key, owner = ARGV[2 + i], ARGV[2 + n + i]
-  if redis.call('HEXISTS', key, owner) == 1 then
-    if redis.call('PTTL', key) < tonumber(ARGV[1]) then redis.call('PEXPIRE', key, ARGV[1]) end
-    renewed[i] = 1
-  elseif redis.call('EXISTS', key) == 1 then
-    renewed[i] = 2
-  else
-    renewed[i] = 0
-  end
+  local held = redis.call('HEXISTS', key, owner) == 1
+  if held and redis.call('PTTL', key) < tonumber(ARGV[1]) then redis.call('PEXPIRE', key, ARGV[1]) end
+  renewed[i] = renew_outcome(held, key)
 end
 return renewed

@@ -28,13 +28,7 @@ for i = 1, n do
     alive = writer[1] == owner and tonumber(writer[2]) > now
     if alive then rw_extend_write(hash, ends) end
   end
-  if alive then
-    rw_settle(hash, readers)
-    renewed[i] = 1
-  elseif redis.call('EXISTS', hash) == 1 then
-    renewed[i] = 2
-  else
-    renewed[i] = 0
-  end
+  if alive then rw_settle(hash, readers) end
+  renewed[i] = renew_outcome(alive, hash)
 end
 return renewed

@@ -1,22 +1,24 @@
-import type { RenewScript, ReplicaAck } from './registry.js';
+import type { RenewScript, ReplicaAck } from './script-types.js';
 import type { ScriptRunner } from './script-runner.js';
 import { toLockError } from '../errors.js';
 import readWriteHoldsLua from './read-write-holds.lua';
 import renewManyLua from './renew-many.lua';
+import renewOutcomeLua from './renew-outcome.lua';
 import renewPermitsManyLua from './renew-permits-many.lua';
 import renewReadWriteManyLua from './renew-read-write-many.lua';
 import serverTimeLua from './server-time.lua';
 
 // Versioned command names (see lock-scripts.ts).
-const rwPrelude = serverTimeLua + readWriteHoldsLua;
+const rwPrelude = serverTimeLua + readWriteHoldsLua + renewOutcomeLua;
+const renewMany = renewOutcomeLua + renewManyLua;
 
 // Redis 7 script flag: the script may touch keys of several slots (all on the node it runs on).
 const CROSS_SLOT = '#!lua flags=allow-cross-slot-keys\n';
 
 const COMMANDS = {
-  renewMany: { name: 'rlockRenewManyV2', numberOfKeys: undefined, lua: renewManyLua },
+  renewMany: { name: 'rlockRenewManyV2', numberOfKeys: undefined, lua: renewMany },
   renewReadWriteMany: { name: 'rlockRenewReadWriteManyV1', numberOfKeys: undefined, lua: rwPrelude + renewReadWriteManyLua },
-  renewManyCrossSlot: { name: 'rlockRenewManyCrossSlotV2', numberOfKeys: undefined, lua: CROSS_SLOT + renewManyLua },
+  renewManyCrossSlot: { name: 'rlockRenewManyCrossSlotV2', numberOfKeys: undefined, lua: CROSS_SLOT + renewMany },
   renewReadWriteManyCrossSlot: {
     name: 'rlockRenewReadWriteManyCrossSlotV1',
     numberOfKeys: undefined,

@@ -3,7 +3,7 @@ import fairQueueLua from './fair-queue.lua';
 import latchCountDownLua from './latch-count-down-4.lua';
 import latchTrySetLua from './latch-try-set-2.lua';
 import latchWaitLua from './latch-wait-2.lua';
-import type { PublishCommand } from './registry.js';
+import type { PublishCommand } from './script-types.js';
 import type { ScriptRunner } from './script-runner.js';
 import semaphoreAcquireLua from './semaphore-acquire-8.lua';
 import semaphoreAvailableLua from './semaphore-available-1.lua';

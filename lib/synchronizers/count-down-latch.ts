@@ -1,10 +1,10 @@
 import type { LockCore } from '../core.js';
 import { InvalidArgumentError } from '../errors.js';
-import { newRequestId } from '../locks/request-id.js';
+import { newRequestId } from '../holding/request-id.js';
 import { SUBSCRIPTION_LINGER_MS } from '../options.js';
 import { latchKeys, SynchronizerScripts, type LatchKeys } from '../scripts/semaphore-scripts.js';
 import { checkLockName, checkObject, checkSignal, checkWaitTime } from '../validate.js';
-import { raceDeadline, TIMED_OUT } from '../wait.js';
+import { raceDeadline, TIMED_OUT } from '../waiting/wait.js';
 import { LatchWaiterQueue } from './waiters.js';
 
 /** Options of `CountDownLatch.wait`. */

@@ -1,7 +1,7 @@
 import type { HandOffOptions } from '../holding/lease-moves.js';
 import type { LeaseHandle } from '../holding/lease-handle.js';
-import type { LeaseMovesInit } from '../lease.js';
-import { Releasable } from '../releasable.js';
+import type { LeaseMovesInit } from '../holding/lease.js';
+import { Releasable } from '../holding/releasable.js';
 
 /** What a Permit is built from. */
 export interface PermitInit {

@@ -1,22 +1,18 @@
 import type { LockCore } from '../core.js';
 import { InvalidArgumentError, LockAcquireTimeoutError } from '../errors.js';
-import { acquireInTurn, type FairAttempt } from '../fair-wait.js';
-import { holdDrift, type Hold, type RenewTarget } from '../holds.js';
+import { holdDrift, type Hold, type RenewTarget } from '../holding/holds.js';
 import { HOLD_ACCESS, type HoldAccess } from '../holding/hold-access.js';
 import { movesOf } from '../holding/lease-moves.js';
 import { capHold } from '../holding/max-hold.js';
-import { releaseHold, type ReleaseTicket } from '../locks/hold-release.js';
-import { confirmReplicas } from '../locks/replica-ack.js';
-import { SUBSCRIPTION_LINGER_MS } from '../options.js';
-import { FairWaiterQueue } from '../pubsub/fair-waiter-queue.js';
+import { releaseHold, type ReleaseTicket } from '../holding/hold-release.js';
+import { confirmReplicas } from '../holding/replica-ack.js';
 import { semaphoreKeys, SynchronizerScripts, type SemaphoreKeys } from '../scripts/semaphore-scripts.js';
 import { AcquireTrack } from '../telemetry/channels.js';
 import { traceRelease } from '../telemetry/tracing.js';
 import { checkFunction, checkLockName, checkObject, checkWaitOptions, WATCHDOG_LEASE } from '../validate.js';
-import { acquireOnce, attemptWithin, raceDeadline, TIMED_OUT, type Acquired, type AttemptResult } from '../wait.js';
 import { Permit } from './permit.js';
+import { waitForNotice, waitInTurn, type PermitRequest } from './permit-wait.js';
 import { checkCount, checkKnown, describe } from './semaphore-options.js';
-import { PermitWaiterQueue } from './waiters.js';
 
 /** Options of `getSemaphore`. */
 export interface SemaphoreOptions {
@@ -60,15 +56,8 @@ export interface RSemaphore {
 
 const KNOWN_OPTIONS = new Set(['permits', 'fair']);
 const KNOWN_REQUEST_OPTIONS = new Set(['permits', 'waitTime', 'leaseTime', 'signal', 'maxHoldTime']);
-/** Permit and waiter ids are numbered per process; with the client id they are unique everywhere. */
+/** Permit ids are numbered per process; with the client id they are unique everywhere. */
 let lastPermit = 0;
-let lastWaiter = 0;
-
-/** The waiter mode the scripts take (waiter-set.lua). */
-function modeFor(queue: PermitWaiterQueue | undefined, woken: boolean): string {
-  if (queue?.othersWaiting) return woken ? '3' : '1';
-  return woken ? '4' : '2';
-}
 
 /**
  * A counting semaphore: at most `permits` out at once across every client. Permits live in one
@@ -169,9 +158,8 @@ export class Semaphore implements RSemaphore {
         this.#send(id).catch((error: unknown) => core.events.emit('error', error));
       };
       const left = waitMs === undefined ? undefined : Math.max(0, Math.ceil(deadline - performance.now()));
-      const acquired = this.fair
-        ? await this.#acquireInTurn(need, id, ttlMs, left, signal, abandon)
-        : await this.#acquireWaiting(need, id, ttlMs, left, signal, abandon);
+      const request: PermitRequest = { core, keys: this.#keys, limit: this.permits, need, id, ttlMs, waitMs: left, signal, abandon };
+      const acquired = this.fair ? await waitInTurn(request) : await waitForNotice(request);
       if (acquired === false) return null;
       // A grant answered after its lease ran out (by the holder's clock) may have expired in Redis
       // already, its permits out to others: give it back, and ask again within the wait.
@@ -234,121 +222,6 @@ export class Semaphore implements RSemaphore {
         if (!core.holds.isCurrent(hold)) return;
         await traceRelease(core, this.name, id, hold.lockId, () => releaseHold(core, this.name, hold, (owner) => this.#send(owner), ticket));
       },
-    });
-  }
-
-  /** Non-fair: one attempt, or wait on this client's channel until a release names it. */
-  async #acquireWaiting(
-    need: number,
-    id: string,
-    ttlMs: number,
-    waitMs: number | undefined,
-    signal: AbortSignal | undefined,
-    abandon: () => void,
-  ): Promise<Acquired | false> {
-    const core = this.#core;
-    const me = Symbol('waiter');
-    let queue: PermitWaiterQueue | undefined;
-    const send = async (mode: string): Promise<AttemptResult> => {
-      // Sent now: the permits a notice promised this waiter are used by this attempt.
-      const wait = {
-        mode,
-        promised: queue?.claim(me) ?? 0,
-        hint: queue?.hint() || `${need},${need}`,
-        othersHint: mode === '0' ? '' : (queue?.hint(me) ?? ''),
-      };
-      const sentAt = performance.now();
-      const left = await this.#scripts.acquire(this.#keys, id, this.permits, ttlMs, core.clientId, wait, core.publish);
-      return left === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: left };
-    };
-    if (waitMs === 0) return acquireOnce(() => send('0'), { signal, abandon });
-    const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
-    const guard = { signal, abandon };
-    queue = core.waiters.peekChannel<PermitWaiterQueue>(this.#keys.wakePrefix);
-    const wasSubscribed = queue?.subscribed ?? false;
-    queue?.enter(me, need);
-    let acquired = false;
-    try {
-      const attempt = (woken = false): Promise<AttemptResult | typeof TIMED_OUT> => attemptWithin(() => send(modeFor(queue, woken)), guard, deadline);
-      let result = await attempt();
-      if (result === TIMED_OUT) return false;
-      if (!result.acquired && !queue) {
-        queue = this.#queue();
-        queue.enter(me, need);
-      }
-      // Busy: unless the channel was live before that attempt, subscribe and ask again (a release
-      // published in between reached nobody).
-      if (!result.acquired && !wasSubscribed) {
-        if ((await raceDeadline(queue!.subscribe(), deadline, signal)) === TIMED_OUT) return false;
-        result = await attempt();
-        if (result === TIMED_OUT) return false;
-      }
-      while (!result.acquired) {
-        const remaining = deadline - performance.now();
-        if (remaining <= 0) return false;
-        const woke = await queue!.sleep(me, Math.min(result.ttlMs > 0 ? result.ttlMs : 1, remaining), signal);
-        // Woken too late: a share it was promised and did not use is passed on when it leaves.
-        if (deadline <= performance.now()) return false;
-        result = await attempt(woke === 'notice');
-        if (result === TIMED_OUT) return false;
-      }
-      acquired = true;
-      return result;
-    } finally {
-      queue?.leave(me, acquired);
-    }
-  }
-
-  #queue(): PermitWaiterQueue {
-    const core = this.#core;
-    const keys = this.#keys;
-    const onError = (error: unknown): void => void core.events.emit('error', error);
-    return core.waiters.channel(
-      keys.wakePrefix,
-      (hooks) =>
-        new PermitWaiterQueue(
-          {
-            ...hooks,
-            passWake: (permits, leave) =>
-              void this.#scripts.passWake(keys, core.clientId, this.permits, core.publish, permits, leave).catch(onError),
-            leaveWaiterSet: () => void this.#scripts.leaveWaiterSet(keys, core.clientId).catch(onError),
-          },
-          SUBSCRIPTION_LINGER_MS,
-        ),
-    );
-  }
-
-  /** Fair: in queue order (fair-wait.ts), on this client's turn channel. */
-  #acquireInTurn(
-    need: number,
-    id: string,
-    ttlMs: number,
-    waitMs: number | undefined,
-    signal: AbortSignal | undefined,
-    abandon: () => void,
-  ): Promise<Acquired | false> {
-    const core = this.#core;
-    const keys = this.#keys;
-    const waitTimeoutMs = core.fairLockWaitTimeoutMs;
-    const attempt = async (waiterId: string): Promise<FairAttempt> => {
-      const sentAt = performance.now();
-      const recheckMs = await this.#scripts.fairAcquire(keys, id, this.permits, ttlMs, waiterId, waitTimeoutMs, core.publish);
-      return recheckMs === null ? { acquired: true, sentAt } : { acquired: false, recheckMs };
-    };
-    if (waitMs === 0) return acquireOnce(() => attempt(''), { signal, abandon });
-    lastWaiter += 1;
-    const waiterId = `${core.clientId}|${lastWaiter.toString(36)}|${need}`;
-    const channel = (): FairWaiterQueue => core.waiters.channel(keys.turnPrefix, (hooks) => new FairWaiterQueue(hooks, SUBSCRIPTION_LINGER_MS));
-    return acquireInTurn({
-      waiterId,
-      attempt: () => attempt(waiterId),
-      abandon,
-      leave: () =>
-        void this.#scripts.fairLeave(keys, waiterId, this.permits, core.publish).catch((error: unknown) => core.events.emit('error', error)),
-      signal,
-      waiters: { peek: () => core.waiters.peekChannel<FairWaiterQueue>(keys.turnPrefix), get: channel },
-      deadline: waitMs === undefined ? Infinity : performance.now() + waitMs,
-      checkInMs: waitTimeoutMs / 3,
     });
   }
 }

@@ -1,4 +1,4 @@
-import { WakeChannel, type SleeperSlot, type WakeChannelHooks, type WakeReason } from '../pubsub/wake-channel.js';
+import { WakeChannel, type SleeperSlot, type WakeChannelHooks, type WakeReason } from '../waiting/wake-channel.js';
 
 interface PermitWaiter extends SleeperSlot {
   readonly need: number;

@@ -1,5 +1,5 @@
 import { channel } from 'node:diagnostics_channel';
-import { diagnosticsChannels, type LockMessage } from './channels.js';
+import { diagnosticsChannels, type LockMessage } from './messages.js';
 import { kindOfLockId } from './lock-kind.js';
 
 /** `rlock:hold:start`: an owner's first hold of a lock (re-entries are not new holds), or a Permit. */

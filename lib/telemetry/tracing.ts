@@ -1,6 +1,6 @@
 import { tracingChannel, type TracingChannel } from 'node:diagnostics_channel';
 import { kindOfLockId } from './lock-kind.js';
-import type { AcquireOutcome, AcquireStartMessage, LockMessage } from './channels.js';
+import type { AcquireOutcome, AcquireStartMessage, LockMessage } from './messages.js';
 
 /**
  * rlock's `TracingChannel`s (`node:diagnostics_channel`): each call is published as

@@ -1,19 +1,16 @@
 import type { LockCore } from '../core.js';
 import { LockLostError, LockNotHeldError, LockRedisError, ScriptStatus, toLockError } from '../errors.js';
-import { kindOf, type Hold, type PendingRelease } from '../holds.js';
-import { LazyAbort, Lease, type LeaseMovesInit } from '../lease.js';
+import { kindOf, type Hold, type PendingRelease, type ReleaseTicket } from './holds.js';
+import { LazyAbort, Lease, type LeaseMovesInit } from './lease.js';
 import { RECORD_MAX_MS, RELEASE_TIMEOUT_MS } from '../options.js';
-import { raceDeadline, TIMED_OUT } from '../wait.js';
+import { raceDeadline, TIMED_OUT } from '../waiting/wait.js';
 import { holdEnded } from '../telemetry/hold-channels.js';
 import { newRequestId } from './request-id.js';
 
 /** Sends one release call: the lock kind's script. */
 export type SendRelease = (owner: string, reExpireMs: number, requestId: string, recordMs: number) => Promise<number>;
 
-/** Where a Lease remembers its release once it failed, so that a retry sends the same request. */
-export interface ReleaseTicket {
-  pending?: PendingRelease;
-}
+export type { ReleaseTicket } from './holds.js';
 
 /** First and last pause between background retries of a failed release, ms. */
 const RETRY_FIRST_MS = 50;

@@ -1,4 +1,4 @@
-import type { FairWaiterQueue } from './pubsub/fair-waiter-queue.js';
+import type { FairWaiterQueue } from './fair-waiter-queue.js';
 import { attemptWithin, raceDeadline, TIMED_OUT, type Acquired, type Attempt, type AttemptGuard } from './wait.js';
 
 /** The answer to one attempt on a fair lock. */

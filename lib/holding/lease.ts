@@ -1,6 +1,6 @@
-import { InvalidArgumentError } from './errors.js';
-import type { HandOffOptions } from './holding/lease-moves.js';
-import type { LeaseHandle } from './holding/lease-handle.js';
+import { InvalidArgumentError } from '../errors.js';
+import type { HandOffOptions } from './lease-moves.js';
+import type { LeaseHandle } from './lease-handle.js';
 import { Releasable } from './releasable.js';
 
 /** What a Lease can do with its hold besides releasing it (lib/holding/lease-moves.ts). */

@@ -1,19 +1,9 @@
-import { LockLostError, type LockError, type LockLostReason, type ObjectKind } from './errors.js';
-import { HOLD_DRIFT_FACTOR, HOLD_DRIFT_MS } from './options.js';
-import type { RenewScript } from './scripts/registry.js';
-import { holdEnded, holdStarted } from './telemetry/hold-channels.js';
+import { LockLostError, type LockError, type LockLostReason, type ObjectKind } from '../errors.js';
+import { HOLD_DRIFT_FACTOR, HOLD_DRIFT_MS } from '../options.js';
+import type { RenewTarget } from '../scripts/script-types.js';
+import { holdEnded, holdStarted } from '../telemetry/hold-channels.js';
 
-/** How the watchdog renews one hold, with which batched script. */
-export interface RenewTarget {
-  /** The lock's name, for events. */
-  readonly name: string;
-  /** The batched script that renews it. */
-  readonly script: RenewScript;
-  /** The keys that script needs for this hold (all in the lock's hash slot). */
-  readonly keys: readonly string[];
-  /** Who holds, as the script knows it: the owner id, or `r:`/`w:` + owner id on a read-write lock. */
-  readonly holder: string;
-}
+export type { RenewTarget } from '../scripts/script-types.js';
 
 /** What a hold's messages call the object it is on: a permit is a hold on a semaphore. */
 export function kindOf(target: RenewTarget): ObjectKind {
@@ -31,6 +21,11 @@ export interface PendingRelease {
   readonly settled: Promise<void>;
   /** Resolves `settled`. */
   readonly finish: () => void;
+}
+
+/** Where a Lease remembers its release once it failed, so that a retry sends the same request. */
+export interface ReleaseTicket {
+  pending?: PendingRelease;
 }
 
 /** Why a hold ended, for its observers: undefined when it was released. */

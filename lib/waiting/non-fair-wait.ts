@@ -1,8 +1,8 @@
 import type { LockCore } from '../core.js';
 import type { WaitTarget } from '../keys.js';
-import type { WaiterQueue } from '../pubsub/waiter-queue.js';
+import type { WaiterQueue } from './waiter-queue.js';
 import { WaiterMode } from '../scripts/registry.js';
-import { acquireOnce, acquireWithin, type Acquired, type AttemptResult } from '../wait.js';
+import { acquireOnce, acquireWithin, type Acquired, type AttemptResult } from './wait.js';
 
 /** This client's local waiters on `target` (one object per acquisition, not two closures). */
 class TargetWaiters {

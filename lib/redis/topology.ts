@@ -1,6 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
-import type { RedisPort } from './redis/port.js';
-import type { PublishCommand } from './scripts/registry.js';
+import type { RedisPort } from './port.js';
+import type { PublishCommand } from '../scripts/registry.js';
 
 /** How wake-up notices travel: sharded (SSUBSCRIBE/SPUBLISH, Redis 7) or classic pub/sub. */
 export type PubSubMode = 'sharded' | 'classic';

@@ -1,9 +1,9 @@
-import { LockLostError, LockReplicationError, toLockError, type LockLostReason } from './errors.js';
+import { LockLostError, LockReplicationError, toLockError, type LockLostReason } from '../errors.js';
 import { kindOf, type Hold, type Holds } from './holds.js';
-import { RENEW_BATCH_SIZE, RENEW_RETRY_MS } from './options.js';
-import type { LockScripts, ReplicaAck } from './scripts/registry.js';
-import type { Topology } from './topology.js';
-import { renewFailed } from './telemetry/hold-channels.js';
+import { RENEW_BATCH_SIZE, RENEW_RETRY_MS } from '../options.js';
+import type { LockScripts, ReplicaAck } from '../scripts/registry.js';
+import type { Topology } from '../redis/topology.js';
+import { renewFailed } from '../telemetry/hold-channels.js';
 
 export type { RenewTarget } from './holds.js';
 

@@ -1,6 +1,6 @@
-import type { WaiterQueue } from './pubsub/waiter-queue.js';
-import { SINGLE_ATTEMPT_MS } from './options.js';
-import { WaiterMode } from './scripts/registry.js';
+import type { WaiterQueue } from './waiter-queue.js';
+import { SINGLE_ATTEMPT_MS } from '../options.js';
+import { WaiterMode } from '../scripts/registry.js';
 
 /** What `raceDeadline` resolves with when the deadline came first. */
 export const TIMED_OUT = Symbol('rlock.timedOut');

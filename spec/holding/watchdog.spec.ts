@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LockLostError, type LockLostInfo } from '../lib/index.js';
-import { sleep, useLockFixture } from './helpers/fixtures.js';
+import { LockLostError, type LockLostInfo } from '../../lib/index.js';
+import { sleep, useLockFixture } from '../helpers/fixtures.js';
 
 describe('watchdog', () => {
   const fx = useLockFixture();

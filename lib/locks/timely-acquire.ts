@@ -1,0 +1,74 @@
+import type { LockCore } from '../core.js';
+import { holdDrift, type Hold } from '../holding/holds.js';
+import { assertNotHandedOff } from '../holding/lease-moves.js';
+import { confirmReplicas } from '../holding/replica-ack.js';
+import { AcquireTrack } from '../telemetry/channels.js';
+import { raceDeadline, TIMED_OUT, type Acquired } from '../waiting/wait.js';
+
+// One acquisition call of a lock, from its first attempt to the recorded hold: an answer that
+// came after the lease it granted ran out is no acquisition, and is asked again within the wait.
+
+/** One owner's acquisition call, as a lock kind makes it. */
+export interface AcquireCall {
+  readonly core: LockCore;
+  readonly name: string;
+  /** The lock and kind in the client's hold records. */
+  readonly lockId: string;
+  readonly lockKey: string;
+  readonly owner: string;
+  /** ms to wait; undefined: without limit; 0: one attempt. */
+  readonly waitMs: number | undefined;
+  /** The lease each attempt asks Redis for, ms. */
+  readonly ttlMs: number;
+  readonly signal: AbortSignal | undefined;
+  /** One acquisition (the kind's script and waiting strategy) within `left` ms. */
+  attempt(left: number | undefined): Promise<Acquired | false>;
+  /** The owner's hold before an attempt: a re-entry. */
+  holdBefore(): Hold | undefined;
+  /** Releases one hold of the owner quietly: an acquisition nobody waits for any more. */
+  abandon(): void;
+  /** Releases the acquisition at once: the replicas did not confirm it. */
+  rollBack(): Promise<number>;
+  /** Records the hold; called synchronously with the reply, before user code runs. */
+  confirmed(acquired: Acquired): void;
+}
+
+/** Runs `call` as one published (and traced) acquisition; resolves with it, or false when the wait ran out. */
+export function acquireInTime(call: AcquireCall): Promise<Acquired | false> {
+  call.signal?.throwIfAborted();
+  assertNotHandedOff(call.lockId, call.name);
+  const track = new AcquireTrack(call.core.clientId, call.lockId, call.name, call.owner, { server: call.core.redis.address, signal: call.signal });
+  return track.run(() => acquireTracked(call, track));
+}
+
+async function acquireTracked(call: AcquireCall, track: AcquireTrack): Promise<Acquired | false> {
+  const { core, waitMs, ttlMs } = call;
+  const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
+  // The owner's last release still on its way would take back what this acquisition gets.
+  const releasing = core.holds.get(call.lockId, call.owner)?.finalRelease;
+  if (releasing && (await raceDeadline(releasing, deadline, call.signal)) === TIMED_OUT) return track.gaveUp();
+  let acquired: Acquired | false;
+  for (;;) {
+    const left = waitMs === undefined ? undefined : Math.max(0, Math.ceil(deadline - performance.now()));
+    const reentered = call.holdBefore();
+    try {
+      acquired = await call.attempt(left);
+    } catch (error) {
+      throw track.failed(error);
+    }
+    if (acquired === false) return track.gaveUp();
+    track.attempted(acquired);
+    // An answer that came after the lease it granted ran out (by the holder's clock) is no
+    // acquisition: someone else may hold the lock already. Let go, and ask again in time.
+    // A re-entry of a hold the clock ended while the call was out: the let-go of that hold,
+    // sent for the same owner, may have taken this acquisition away in Redis. Same remedy.
+    if (performance.now() < acquired.sentAt + ttlMs - holdDrift(ttlMs) && !reentered?.letGoSent) break;
+    call.abandon();
+    if (left === 0 || performance.now() >= deadline) return track.gaveUp();
+  }
+  if (core.syncReplicas) await confirmReplicas(core, call.name, call.lockKey, () => call.rollBack(), () => call.abandon());
+  // Synchronously with the reply: the holder's clock (and renewal) start before user code runs.
+  call.confirmed(acquired);
+  core.events.emit('acquired', track.acquired());
+  return acquired;
+}
