@@ -30,6 +30,8 @@ export class RedHold {
   releasing = 0;
   /** Leases to abort when the hold is lost or expires. */
   readonly leases = new Set<AbortController>();
+  /** Called once when the hold ends (lib/redlock/red-max-hold.ts clears its timer). */
+  onEnd: (() => void) | undefined;
   readonly #config: RedHoldConfig;
   /** Per node: its live hold of this owner, if any. */
   readonly #members: (Hold | undefined)[];
@@ -69,6 +71,28 @@ export class RedHold {
   /** Whether `node` has a live hold of this owner. */
   holds(node: number): boolean {
     return this.#members[node] !== undefined;
+  }
+
+  /** `node`'s live hold of this owner (its client's record), if any. */
+  member(node: number): Hold | undefined {
+    return this.#members[node];
+  }
+
+  /**
+   * Held for its `maxHoldTime`: no node renews it any more, its Leases abort with `error` and
+   * `lost` ('max-hold-time') is emitted; only then `letGo(node, member)` lets go of each node hold.
+   */
+  capped(error: LockLostError, letGo: (node: number, member: Hold) => void): void {
+    if (this.#ended) return;
+    const members = [...this.#members];
+    for (const member of members) if (member) member.renewalsLeft = 0;
+    this.#lose('max-hold-time', error);
+    members.forEach((member, node) => member && letGo(node, member));
+  }
+
+  /** Handed off to another process: forgotten here, its Leases abort with `error` (LockHandedOffError). */
+  handedOff(error: LockError): void {
+    this.#abort(error);
   }
 
   /**
@@ -137,6 +161,7 @@ export class RedHold {
     if (this.#ended) return;
     this.#ended = true;
     this.#stopWatchingHome();
+    this.onEnd?.();
     this.#config.forget(this);
   }
 
