@@ -107,6 +107,7 @@ export class RedLock implements RLock {
 
   async unlock(): Promise<void> {
     this.#assertOpen();
+    assertNotHandedOff(this.#unscopedKey, this.name);
     const owner = this.#currentOwner();
     if (owner === undefined) throw this.#notHeld();
     await this.#release(owner);
@@ -287,7 +288,8 @@ export class RedLock implements RLock {
     // A retried release (after one that failed) is the same release again on every node: a node
     // that applied it answers as it did, one still retrying it in the background sends it again.
     const once = newRedRelease(this.#nodes.length);
-    return leaseOfHold(this.name, owner, hold, undefined, release ?? (() => this.#release(owner, once)), redMoves(this.#parts, owner, hold));
+    const releaseOnce = (): Promise<void> => (hold.movedAway ? Promise.resolve() : this.#release(owner, once));
+    return leaseOfHold(this.name, owner, hold, undefined, release ?? releaseOnce, redMoves(this.#parts, owner, hold));
   }
 
   get #unscopedKey(): string {

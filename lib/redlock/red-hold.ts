@@ -30,6 +30,10 @@ export class RedHold {
   releasing = 0;
   /** Leases to abort when the hold is lost or expires. */
   readonly leases = new Set<AbortController>();
+  /** Late answers that may still add node holds (see joinLate). */
+  readonly joining = new Set<Promise<void>>();
+  /** Handed off to another process: its Leases' release() changes nothing. */
+  movedAway = false;
   /** Called once when the hold ends (lib/redlock/red-max-hold.ts clears its timer). */
   onEnd: (() => void) | undefined;
   readonly #config: RedHoldConfig;
@@ -92,6 +96,7 @@ export class RedHold {
 
   /** Handed off to another process: forgotten here, its Leases abort with `error` (LockHandedOffError). */
   handedOff(error: LockError): void {
+    this.movedAway = true;
     this.#abort(error);
   }
 
@@ -105,13 +110,15 @@ export class RedHold {
     round.answers.forEach((answer, node) => {
       if (answer?.kind === 'answered' && answer.value === null) granted.set(node, track(node));
       else if (answer === undefined || answer.kind === 'timeout') {
-        round.calls[node]!.then(
-          (late) => {
-            if (late !== null) return;
-            if (this.#ended) letGo(node);
-            else this.joined(node, track(node));
-          },
-          () => undefined,
+        this.joinLate(
+          round.calls[node]!.then(
+            (late) => {
+              if (late !== null) return;
+              if (this.#ended) letGo(node);
+              else this.joined(node, track(node));
+            },
+            () => undefined,
+          ),
         );
       }
     });
@@ -128,6 +135,15 @@ export class RedHold {
       this.#endedWhy[node] = undefined;
       (hold.observers ??= []).push(this.#observer);
     }
+  }
+
+  /**
+   * A node's answer that came after its round was decided, and may add a node hold: a move of the
+   * hold (extend, handOff) waits for it a little, so that it moves that node's hold too.
+   */
+  joinLate(answer: Promise<void>): void {
+    const tracked: Promise<void> = answer.finally(() => this.joining.delete(tracked));
+    this.joining.add(tracked);
   }
 
   /** A node granted the acquisition after the round was decided: its hold counts too. */

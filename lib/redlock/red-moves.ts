@@ -8,6 +8,7 @@ import type { Lease, LeaseMovesInit } from '../lease.js';
 import type { NodeLock } from '../locks/node-lock.js';
 import type { RLock } from '../locks/rlock.js';
 import { checkLeaseTime, checkMaxHoldTime, checkObject, checkPositiveDuration, WATCHDOG_LEASE } from '../validate.js';
+import { raceDeadline } from '../wait.js';
 import type { RoundNodes } from './acquire-round.js';
 import { fanOut, type FanOutResult } from './fan-out.js';
 import { certain, driftOf, quorumError, tally, type Tally, type Verdict } from './quorum.js';
@@ -65,13 +66,20 @@ async function goneAsNull<T>(call: Promise<T | null>): Promise<T | null> {
   }
 }
 
-/** One move on every node at once, each awaited at most `nodeTimeout`, decided by the majority rule. */
-async function roundOf<T>(parts: RedLockParts, call: (node: number) => Promise<T | null>): Promise<{ round: FanOutResult<T | null>; counted: Tally }> {
+/**
+ * One move on every node at once, each awaited at most `nodeTimeout`, decided by the majority
+ * rule; `everyNode`: every answer is awaited (up to that timeout), not only until the outcome is certain.
+ */
+async function roundOf<T>(
+  parts: RedLockParts,
+  call: (node: number) => Promise<T | null>,
+  everyNode = false,
+): Promise<{ round: FanOutResult<T | null>; counted: Tally }> {
   const round = await fanOut(
     parts.nodeCount,
     (node) => goneAsNull(call(node)),
     parts.round.nodeTimeoutMs,
-    (answers) => certain(tally(answers, someIsYes), parts.nodeCount),
+    (answers) => !everyNode && certain(tally(answers, someIsYes), parts.nodeCount),
   );
   return { round, counted: tally(round.answers, someIsYes) };
 }
@@ -108,6 +116,11 @@ function moveFailed<T>(parts: RedLockParts, operation: MoveOperation, round: Fan
   });
 }
 
+/** Waits (at most `nodeTimeout`) for node answers that came late and may still add node holds. */
+async function settleJoins(parts: RedLockParts, hold: RedHold): Promise<void> {
+  if (hold.joining.size > 0) await raceDeadline(Promise.all(hold.joining), performance.now() + parts.round.nodeTimeoutMs);
+}
+
 function assertHeld(parts: RedLockParts, hold: RedHold): void {
   if (hold.ended || hold.count <= 0) {
     throw new LockLostError(`RedLock "${parts.name}" is no longer held: it was released, lost or handed off`, 'expired', { lockName: parts.name });
@@ -132,6 +145,8 @@ async function extendRed(parts: RedLockParts, hold: RedHold, ms: unknown): Promi
     throw new InvalidArgumentError(`RedLock "${name}" is held in watchdog mode: the watchdog keeps it, extend() is for a leaseTime`, { lockName: name });
   }
   assertHeld(parts, hold);
+  await settleJoins(parts, hold);
+  assertHeld(parts, hold);
   const { round, counted } = await roundOf(parts, async (node) => {
     const member = hold.member(node);
     if (!member) return null;
@@ -154,12 +169,15 @@ async function handOffRed(parts: RedLockParts, owner: string, hold: RedHold, opt
   const raw = checkObject(options, 'options');
   if (raw.adoptWithin !== undefined) checkPositiveDuration(raw.adoptWithin, 'adoptWithin');
   assertHeld(parts, hold);
+  await settleJoins(parts, hold);
+  assertHeld(parts, hold);
   if (hold.releasing > 0) throw new LockError(`RedLock "${name}" has a release under way: it cannot be handed off`, { lockName: name });
   const members = parts.nodes.map((_, node) => hold.member(node));
   const { round, counted } = await roundOf(parts, (node) => {
     const member = members[node];
     return member ? handOffHold(parts.nodes[node]!.core, member, { kind: 'lock', name: parts.locks[node]!.name }, raw) : Promise.resolve(null);
-  });
+    // Every node that holds it answers (in time) into the handle: the adopter gets all of them.
+  }, true);
   const handles = valuesOf(round);
   const given = handles.filter((handle) => handle !== null);
   const expiresAt = majorityOf(
@@ -270,9 +288,11 @@ export async function adoptRed(parts: RedLockParts, value: unknown, options: unk
   // A node that answered after the round was decided may have adopted too: its hold joins (or is let go).
   round.answers.forEach((answer, node) => {
     if (answer !== undefined && answer.kind !== 'timeout') return;
-    void goneAsNull(round.calls[node]!).then(
-      (late) => late && (hold.ended ? letGoNode(parts, node, late.hold) : hold.joined(node, late.hold)),
-      () => undefined,
+    hold.joinLate(
+      goneAsNull(round.calls[node]!).then(
+        (late) => void (late && (hold.ended ? letGoNode(parts, node, late.hold) : hold.joined(node, late.hold))),
+        () => undefined,
+      ),
     );
   });
   if (watchdog) capRedHold(hold, maxHoldMs ?? parts.home.maxHoldTimeMs, parts.nodes, parts.name);
