@@ -136,7 +136,7 @@ describe('RedLock: leases that move and end', () => {
     });
 
     it('tryLock and withLock take it; a fixed lease is not capped; maxRenewals still caps', async () => {
-      const clients = nodes({ watchdogTimeout: 600 });
+      const clients = nodes({ watchdogTimeout: 1_000 });
       const reasons: string[] = [];
       clients[0]!.on('lost', (info) => reasons.push(info.reason));
       const red = redLock(clients);
@@ -152,7 +152,7 @@ describe('RedLock: leases that move and end', () => {
       expect(await red.isLocked()).toBe(false);
       await fixed.release();
       const renewals = await redLock(clients, 'r', { nodeTimeout: 500, maxRenewals: 1 }).acquire({ maxHoldTime: 60_000 });
-      await sleep(2_000);
+      await sleep(2_500);
       expect((renewals.signal.reason as LockLostError).reason).toBe('expired');
       await expect(redLock(clients).acquire({ maxHoldTime: 0 })).rejects.toBeInstanceOf(InvalidArgumentError);
     });
@@ -160,7 +160,7 @@ describe('RedLock: leases that move and end', () => {
 
   describe('hand-off and redLock.adopt', () => {
     it('watchdog mode: handed off (this process lets go), adopted by a RedLock over other clients, renewed past 3 × watchdogTimeout', async () => {
-      const watchdogTimeout = 400;
+      const watchdogTimeout = 1_000;
       const from = redLock(nodes({ watchdogTimeout }));
       const lease = await from.acquire();
       const handle = JSON.parse(JSON.stringify(await lease.handOff())) as Parameters<RedLock['adopt']>[0];
@@ -216,11 +216,13 @@ describe('RedLock: leases that move and end', () => {
     it('the adopter’s maxHoldTime counts from the adoption', async () => {
       const lease = await redLock(nodes()).acquire();
       const handle = await lease.handOff();
-      const clients = nodes({ watchdogTimeout: 400 });
+      const clients = nodes({ watchdogTimeout: 1_000 });
       const reasons: string[] = [];
       clients[0]!.on('lost', (info) => reasons.push(info.reason));
-      const adopted = await redLock(clients).adopt(handle, { maxHoldTime: 600 });
-      await sleep(1_000);
+      const adopted = await redLock(clients).adopt(handle, { maxHoldTime: 1_200 });
+      await sleep(600);
+      expect(adopted.signal.aborted).toBe(false);
+      await sleep(1_200);
       expect((adopted.signal.reason as LockLostError).reason).toBe('max-hold-time');
       expect(reasons).toEqual(['max-hold-time']);
       expect(await redLock(nodes()).tryLock()).toBe(true);
