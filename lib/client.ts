@@ -252,7 +252,8 @@ export class LockClient extends EventEmitter<LockClientEvents> {
    * this client's watchdog in watchdog mode (`maxHoldTime` counted from now) or kept to its fixed
    * lease, and released by the returned Lease (a Permit for a permit's handle). Of two calls with
    * one handle, in any processes, exactly one gets the hold.
-   * @throws InvalidArgumentError for something that is not a handle, or one of another `keyPrefix`.
+   * @throws InvalidArgumentError for something that is not a handle, one of another `keyPrefix`,
+   *   or a RedLock's (one client cannot reach its other masters: use `redLock.adopt(handle)`).
    * @throws LockLostError when the hold ended (not adopted in time) or was adopted already.
    * @example
    * const lease = await locks.adopt(job.data.handle);

@@ -3,7 +3,7 @@ import { LockError, type LockErrorOptions } from './lock-error.js';
 // A RedLock round that found no majority: what each node answered, as data and as one line.
 
 /** The RedLock call that found no majority. */
-export type RedLockOperation = 'acquire' | 'renew' | 'release' | 'query';
+export type RedLockOperation = 'acquire' | 'renew' | 'release' | 'query' | 'extend' | 'handOff' | 'adopt';
 
 /** A RedLock node that did not answer usefully. */
 export interface RedLockNodeFailure {
@@ -23,11 +23,14 @@ export interface RedLockRoundInfo {
   readonly nodes: number;
   /** Nodes needed: a majority, nodes / 2 + 1. */
   readonly quorum: number;
-  /** Nodes that said yes: granted (acquire), renewed (renew), held by the owner (release), answered (query). */
+  /**
+   * Nodes that said yes: granted (acquire), renewed (renew), held by the owner (release), answered
+   * (query), extended (extend), handed off (handOff), adopted (adopt).
+   */
   readonly granted: number;
   /**
    * Nodes that said no: held by another owner (acquire), gone or held by another owner (renew),
-   * not held by this owner (release); 0 for queries.
+   * not held by this owner (release, extend, handOff), adopted already or ended (adopt); 0 for queries.
    */
   readonly refused: number;
   /** Nodes that timed out or failed, with the reason for each. */
@@ -47,6 +50,9 @@ const ROUND_WORDS: Record<RedLockOperation, [yes: string, no: string]> = {
   renew: ['renewed', 'refused (gone or held by another owner)'],
   release: ['held by the owner', 'refused (not held by this owner)'],
   query: ['answered', 'refused'],
+  extend: ['extended', 'refused (no longer held by the owner)'],
+  handOff: ['handed off', 'refused (no longer held by the owner)'],
+  adopt: ['adopted', 'refused (adopted already, or ended)'],
 };
 
 /** One line on what a RedLock round's nodes answered. */

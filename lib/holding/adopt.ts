@@ -1,6 +1,6 @@
 import type { LockCore } from '../core.js';
 import { InvalidArgumentError, LockLostError } from '../errors.js';
-import { holdDrift } from './holds.js';
+import { holdDrift, type Hold } from './holds.js';
 import type { Lease } from './lease.js';
 import type { RLock, RReadWriteLock } from '../locks/rlock.js';
 import type { Permit } from '../synchronizers/permit.js';
@@ -30,27 +30,33 @@ function accessFor(factories: LockFactories, handle: LeaseHandle): HoldAccess {
     : handle.kind === 'read' ? factories.getReadWriteLock(name).readLock()
     : handle.kind === 'write' ? factories.getReadWriteLock(name).writeLock()
     : factories.getSemaphore(name, { permits: handle.limit!, fair: handle.fair === true });
-  return (object as unknown as { [HOLD_ACCESS](): HoldAccess })[HOLD_ACCESS]();
+  return holdAccessOf(object);
 }
 
 function notAdopted(handle: LeaseHandle, why: string): LockLostError {
   return new LockLostError(`the hold of "${handle.name}" cannot be adopted: ${why}`, 'expired', { lockName: handle.name });
 }
 
+/** One hold adopted into a client's records. */
+export interface AdoptedHold {
+  readonly hold: Hold;
+  readonly token: number | undefined;
+  /** Releases `count` holds of the owner in the background (see Hold.letGo). */
+  readonly letGo: (count: number) => void;
+}
+
 /**
- * `locks.adopt(handle)` for one hold: takes the handle's one-shot claim in Redis (of two
- * adopters, exactly one gets it), then this client holds the hold as its own: same owner, hold
- * count and fencing token, renewed by its watchdog in watchdog mode (its own `maxHoldTime`
- * counted from now), or kept to its fixed lease.
+ * Takes the handle's one-shot claim in Redis (of two adopters, exactly one gets it) and counts the
+ * hold in `core`'s records: same owner and hold count, renewed by its watchdog in watchdog mode,
+ * or kept to its fixed lease. `quiet`: a RedLock's node hold (renewed at most `maxRenewals` times).
+ * @throws LockLostError when the hold ended, or was adopted already.
  */
-export async function adoptHandle(core: LockCore, factories: LockFactories, handle: LeaseHandle, maxHoldMs: number | undefined): Promise<Lease | Permit> {
-  if (handle.kind === 'multi') return adoptMembers(core, factories, handle, maxHoldMs);
-  if (handle.keyPrefix !== core.keyPrefix) {
-    throw new InvalidArgumentError(`the handle of "${handle.name}" is for keyPrefix "${handle.keyPrefix}", this client uses "${core.keyPrefix}"`, {
-      lockName: handle.name,
-    });
-  }
-  const access = accessFor(factories, handle);
+export async function adoptHold(
+  core: LockCore,
+  access: HoldAccess,
+  handle: LeaseHandle,
+  how: { quiet?: boolean; maxRenewals?: number | undefined } = {},
+): Promise<AdoptedHold> {
   core.assertOpen();
   await core.ready();
   const watchdog = handle.leaseTime === WATCHDOG_LEASE;
@@ -64,12 +70,50 @@ export async function adoptHandle(core: LockCore, factories: LockFactories, hand
     letGo(reply.count);
     throw notAdopted(handle, 'its lease ran out before the adoption was confirmed');
   }
-  const hold = core.holds.acquired({ lockId: access.lockId, owner: handle.owner, target, unscoped: false, letGo, sentAt, ttlMs: reply.leftMs, watchdog });
+  const hold = core.holds.acquired({
+    lockId: access.lockId,
+    owner: handle.owner,
+    target,
+    unscoped: false,
+    quiet: how.quiet,
+    maxRenewals: how.maxRenewals,
+    letGo,
+    sentAt,
+    ttlMs: reply.leftMs,
+    watchdog,
+  });
   hold.count = reply.count;
   if (watchdog) core.watchdog.kick();
+  return { hold, token: reply.token ?? handle.token, letGo };
+}
+
+/** The HoldAccess of a lock (or semaphore) of this or another loaded copy of rlock. */
+export function holdAccessOf(object: unknown): HoldAccess {
+  return (object as { [HOLD_ACCESS](): HoldAccess })[HOLD_ACCESS]();
+}
+
+/**
+ * `locks.adopt(handle)` for one hold (see adoptHold): this client holds it as its own, with its
+ * own `maxHoldTime` counted from now.
+ */
+export async function adoptHandle(core: LockCore, factories: LockFactories, handle: LeaseHandle, maxHoldMs: number | undefined): Promise<Lease | Permit> {
+  if (handle.kind === 'redlock') {
+    throw new InvalidArgumentError(
+      `the handle of "${handle.name}" is a RedLock's: one client cannot reach its other masters; adopt it with redLock.adopt(handle) on a RedLock over the same nodes`,
+      { lockName: handle.name },
+    );
+  }
+  if (handle.kind === 'multi') return adoptMembers(core, factories, handle, maxHoldMs);
+  if (handle.keyPrefix !== core.keyPrefix) {
+    throw new InvalidArgumentError(`the handle of "${handle.name}" is for keyPrefix "${handle.keyPrefix}", this client uses "${core.keyPrefix}"`, {
+      lockName: handle.name,
+    });
+  }
+  const access = accessFor(factories, handle);
+  const { hold, token, letGo } = await adoptHold(core, access, handle);
   capHold(core, hold, maxHoldMs ?? core.maxHoldTimeMs, letGo);
   core.events.emit('acquired', { name: handle.name, owner: handle.owner });
-  return access.lease(handle.owner, reply.token ?? handle.token) as Lease | Permit;
+  return access.lease(handle.owner, token) as Lease | Permit;
 }
 
 /**
@@ -77,7 +121,7 @@ export async function adoptHandle(core: LockCore, factories: LockFactories, hand
  * Redis), as one Lease; when one cannot be adopted, those adopted are released and it rejects.
  */
 async function adoptMembers(core: LockCore, factories: LockFactories, handle: LeaseHandle, maxHoldMs: number | undefined): Promise<Lease> {
-  const results = await Promise.allSettled(handle.members!.map((member) => adoptHandle(core, factories, member, maxHoldMs)));
+  const results = await Promise.allSettled(handle.members!.map((member) => adoptHandle(core, factories, member!, maxHoldMs)));
   const adopted = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value as Lease] : []));
   const failure = results.find((result) => result.status === 'rejected');
   if (failure) {

@@ -17,9 +17,8 @@ export interface PendingRelease {
   readonly reExpireMs: number;
   /** The hold count Redis answered once a retry got through; undefined while none has. */
   left: number | undefined;
-  /** Resolves once Redis answered this release (a first try or a retry) or its retries stopped. */
+  /** Resolves (`finish`) once Redis answered this release (a first try or a retry) or its retries stopped. */
   readonly settled: Promise<void>;
-  /** Resolves `settled`. */
   readonly finish: () => void;
 }
 
@@ -59,11 +58,7 @@ export class Hold {
   /** Releases sent and not yet answered: a renewal that finds the lock gone meanwhile is no loss. */
   releasing = 0;
   pending: PendingRelease | undefined;
-  /**
-   * The owner's last release, while it is under way or retried: a new acquisition by the owner
-   * waits for it, since a retry landing after that acquisition would find the new hold (whose
-   * call log does not know the release) and take it back.
-   */
+  /** A last release under way or retried: the owner's next acquisition waits for it (timely-acquire.ts). */
   finalRelease: Promise<void> | undefined;
   /** Leases to abort when the hold is lost. */
   readonly leases = new Set<{ abort(reason?: unknown): void }>();

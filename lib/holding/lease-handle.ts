@@ -1,18 +1,18 @@
 import { InvalidArgumentError } from '../errors.js';
 
 /** The kinds of hold a {@link LeaseHandle} can carry. */
-export type LeaseHandleKind = 'lock' | 'fair-lock' | 'fenced' | 'read' | 'write' | 'permit' | 'multi';
+export type LeaseHandleKind = 'lock' | 'fair-lock' | 'fenced' | 'read' | 'write' | 'permit' | 'multi' | 'redlock';
 
 /**
  * A hold on its way to another process: what `lease.handOff()` returns and `locks.adopt(handle)`
- * takes. A plain JSON-serialisable object (`JSON.stringify` it into a job, a message, an HTTP
- * body); adopt it before `expiresAt`. It can be adopted once: a second `adopt`, in any process,
- * rejects with LockLostError.
+ * takes (a RedLock's, kind `redlock`: `redLock.adopt(handle)`). A plain JSON-serialisable object
+ * (`JSON.stringify` it into a job, a message, an HTTP body); adopt it before `expiresAt`. It can
+ * be adopted once: a second `adopt`, in any process, rejects with LockLostError.
  */
 export interface LeaseHandle {
   /** The format of this object. */
   readonly rlock: 1;
-  /** The lock kind (or `permit`, or `multi` for a MultiLock's members). */
+  /** The lock kind (or `permit`; `multi`: a MultiLock's members; `redlock`: a RedLock's node holds). */
   readonly kind: LeaseHandleKind;
   /** The lock's (or semaphore's) name. */
   readonly name: string;
@@ -36,11 +36,14 @@ export interface LeaseHandle {
   readonly limit?: number;
   /** A permit: whether its semaphore is fair. */
   readonly fair?: boolean;
-  /** A MultiLock: one handle per member, in the order they were taken. */
-  readonly members?: readonly LeaseHandle[];
+  /**
+   * A MultiLock: one handle per member, in the order they were taken. A RedLock: one per node, in
+   * the order of its locks; null for a node that did not hand a hold off.
+   */
+  readonly members?: readonly (LeaseHandle | null)[];
 }
 
-const KINDS = new Set<string>(['lock', 'fair-lock', 'fenced', 'read', 'write', 'permit', 'multi']);
+const KINDS = new Set<string>(['lock', 'fair-lock', 'fenced', 'read', 'write', 'permit', 'multi', 'redlock']);
 
 function bad(what: string): InvalidArgumentError {
   return new InvalidArgumentError(`\`handle\` is not a LeaseHandle: ${what}`);
@@ -78,6 +81,12 @@ export function checkLeaseHandle(value: unknown): LeaseHandle {
   if (raw.leaseTime !== -1) whole(raw, 'leaseTime', 1);
   if (typeof raw.expiresAt !== 'number' || !Number.isFinite(raw.expiresAt)) throw bad('`expiresAt` must be a number');
   if (raw.token !== undefined) whole(raw, 'token', 0);
+  if (kind === 'redlock') {
+    if (!Array.isArray(raw.members) || raw.members.length === 0) throw bad('`members` must be a non-empty array');
+    const members = raw.members.map((member: unknown) => (member === null ? null : checkLeaseHandle(member)));
+    if (members.some((member) => member !== null && member.kind !== 'lock')) throw bad('a RedLock member must be of kind `lock`');
+    return { ...(raw as unknown as LeaseHandle), members };
+  }
   if (kind === 'permit') {
     whole(raw, 'permits', 1);
     whole(raw, 'limit', 1);

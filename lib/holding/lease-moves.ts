@@ -59,6 +59,16 @@ export function assertNotHandedOff(lockId: string, name: string): void {
   }
 }
 
+/** `owner` (of client `clientId`) handed its hold of `lockId` off: if it is the current context's, that context may not take it again. */
+export function markHandedOff(clientId: string, owner: string, lockId: string): void {
+  const context = currentContext();
+  if (!context || owner !== ownerId(clientId, context.id)) return;
+  const locks = handedOff.get(context) ?? new Set<string>();
+  locks.add(lockId);
+  handedOff.set(context, locks);
+  anyHandedOff = true;
+}
+
 function lostError(hold: Hold, why: string): LockLostError {
   return new LockLostError(`${kindOf(hold.target)} "${hold.target.name}" is no longer held: ${why}`, hold.watchdog ? 'deleted' : 'expired', {
     lockName: hold.target.name,
@@ -126,13 +136,7 @@ export async function handOffHold(core: LockCore, hold: Hold, facts: HandleFacts
   core.holds.end(hold);
   const error = new LockHandedOffError(`${kindOf(hold.target)} "${facts.name}" was handed off to another process`, { lockName: facts.name });
   for (const lease of hold.leases) lease.abort(error);
-  const context = currentContext();
-  if (context && hold.owner === ownerId(core.clientId, context.id)) {
-    const locks = handedOff.get(context) ?? new Set<string>();
-    locks.add(hold.lockId);
-    handedOff.set(context, locks);
-    anyHandedOff = true;
-  }
+  markHandedOff(core.clientId, hold.owner, hold.lockId);
   return {
     rlock: 1,
     ...facts,

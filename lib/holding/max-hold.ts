@@ -1,5 +1,5 @@
 import type { LockCore } from '../core.js';
-import { InvalidArgumentError, LockLostError } from '../errors.js';
+import { LockLostError } from '../errors.js';
 import { kindOf, type Hold } from './holds.js';
 
 /** A hold's `maxHoldTime` deadline and its timer. */
@@ -40,15 +40,4 @@ function reachCap(core: LockCore, hold: Hold, maxHoldMs: number, letGo: (count: 
   });
   core.holds.lose(hold, 'max-hold-time', error);
   letGo(count);
-}
-
-/**
- * A RedLock's node holds are renewed by their own clients' watchdogs: it caps renewal with its
- * `maxRenewals` option, and refuses a per-call `maxHoldTime` rather than ignore it.
- */
-export function withoutMaxHold<T extends { maxHoldMs?: number | undefined }>(parsed: T, name: string): T {
-  if (parsed.maxHoldMs !== undefined) {
-    throw new InvalidArgumentError(`RedLock "${name}" takes no \`maxHoldTime\`: cap its renewals with the \`maxRenewals\` option`, { lockName: name });
-  }
-  return parsed;
 }

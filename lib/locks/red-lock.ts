@@ -9,6 +9,9 @@ import { fanOut, type FanOutResult } from '../redlock/fan-out.js';
 import { askMajority, majorityValue } from '../redlock/majority-query.js';
 import { certain, quorumError, quorumOf, tally, type Verdict } from '../redlock/quorum.js';
 import { RedHold } from '../redlock/red-hold.js';
+import { redHoldFor, redHoldOf, unscopedKeyOf } from '../redlock/red-holds.js';
+import { capRedHold } from '../redlock/red-max-hold.js';
+import { adoptRed, redLockParts, redMoves, type RedLockParts } from '../redlock/red-moves.js';
 import { parseRedLockArgs } from '../redlock/red-lock-args.js';
 import { newRedRelease, type RedRelease } from '../redlock/red-release.js';
 import { leaseOfHold } from '../holding/hold-release.js';
@@ -16,16 +19,11 @@ import { checkFunction, checkLockArgs, checkTryLockArgs, checkWaitOptions, WATCH
 import { raceDeadline } from '../waiting/wait.js';
 import type { NodeLock } from './node-lock.js';
 import { runWithLease } from '../holding/with-lease.js';
-import { withoutMaxHold } from '../holding/max-hold.js';
+import { assertNotHandedOff } from '../holding/lease-moves.js';
+import type { LeaseHandle } from '../holding/lease-handle.js';
 import { majorityHolders } from '../inspect/composite.js';
 import type { LockHolder } from '../inspect/types.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
-
-/**
- * Holds of every RedLock in this process, by the RedLock's nodes and the owner: RedLocks built
- * over the same locks share them, as plain locks share their Redis hash.
- */
-const holds = new Map<string, RedHold>();
 
 const heldByOwner = (left: number): Verdict => (left === ScriptStatus.NotHeld ? 'no' : 'yes');
 
@@ -53,13 +51,12 @@ export class RedLock implements RLock {
   readonly #nodes: readonly NodeLock[];
   /** The first lock's client: it names owners and receives the events. */
   readonly #home: LockCore;
-  readonly #maxRenewals: number | undefined;
   /** The lease in watchdog mode: the shortest `watchdogTimeout` of the nodes' clients. */
   readonly #watchdogTtlMs: number;
-  /** Names this RedLock's nodes: the key of its holds and of its unscoped hold record. */
-  readonly #id: string;
   /** What an acquisition round needs of the nodes. */
   readonly #round: RoundNodes;
+  /** What its holds and their moves (extend, handOff, adopt) need of it. */
+  readonly #parts: RedLockParts;
   #lastFailure: RedLockQuorumError | undefined;
 
   /**
@@ -76,10 +73,12 @@ export class RedLock implements RLock {
     this.#nodes = nodes;
     this.#home = nodes[0]!.core;
     this.name = [...new Set(this.#locks.map((lock) => lock.name))].join(',');
-    this.#maxRenewals = maxRenewals;
     this.#watchdogTtlMs = Math.min(...nodes.map((node) => node.core.watchdogTimeoutMs));
-    this.#id = nodes.map((node) => `${node.core.clientId}/${node.keys.lock}`).join('\n');
     this.#round = { locks: nodes, quorum: quorumOf(nodes.length), nodeTimeoutMs };
+    this.#parts = redLockParts(this.name, locks, this.#round, maxRenewals, {
+      lease: (owner, hold, release) => this.#lease(owner, hold, release),
+      release: (owner) => this.#release(owner),
+    });
   }
 
   /**
@@ -92,22 +91,23 @@ export class RedLock implements RLock {
   }
 
   async lock(leaseTime?: number, options?: SignalOptions): Promise<void> {
-    const { leaseMs, signal } = withoutMaxHold(checkLockArgs(leaseTime, options, this.name), this.name);
+    const { leaseMs, signal, maxHoldMs } = checkLockArgs(leaseTime, options, this.name);
     this.#assertOpen();
-    await this.#acquire(this.#acquiringOwner(), undefined, leaseMs, signal);
+    await this.#acquire(this.#acquiringOwner(), undefined, leaseMs, signal, maxHoldMs);
   }
 
   tryLock(waitTime?: number, leaseTime?: number, options?: SignalOptions): Promise<boolean>;
   tryLock(options: LockWaitOptions): Promise<boolean>;
   async tryLock(waitOrOptions?: number | LockWaitOptions, leaseTime?: number, options?: SignalOptions): Promise<boolean> {
-    const parsed = withoutMaxHold(checkTryLockArgs(waitOrOptions, leaseTime, options, this.name), this.name);
+    const parsed = checkTryLockArgs(waitOrOptions, leaseTime, options, this.name);
     this.#assertOpen();
-    const outcome = await this.#acquire(this.#acquiringOwner(), parsed.waitMs ?? 0, parsed.leaseMs, parsed.signal);
+    const outcome = await this.#acquire(this.#acquiringOwner(), parsed.waitMs ?? 0, parsed.leaseMs, parsed.signal, parsed.maxHoldMs);
     return outcome instanceof RedHold;
   }
 
   async unlock(): Promise<void> {
     this.#assertOpen();
+    assertNotHandedOff(this.#unscopedKey, this.name);
     const owner = this.#currentOwner();
     if (owner === undefined) throw this.#notHeld();
     await this.#release(owner);
@@ -150,10 +150,10 @@ export class RedLock implements RLock {
   }
 
   async acquire(options?: LockWaitOptions): Promise<Lease> {
-    const { waitMs, leaseMs, signal } = withoutMaxHold(checkWaitOptions(options, this.name), this.name);
+    const { waitMs, leaseMs, signal, maxHoldMs } = checkWaitOptions(options, this.name);
     this.#assertOpen();
     const owner = this.#acquiringOwner();
-    const outcome = await this.#acquire(owner, waitMs, leaseMs, signal);
+    const outcome = await this.#acquire(owner, waitMs, leaseMs, signal, maxHoldMs);
     if (!(outcome instanceof RedHold)) {
       throw new LockAcquireTimeoutError(
         `timed out after ${waitMs} ms waiting for RedLock "${this.name}"; last round: ${describeRedLockRound(outcome)}`,
@@ -166,8 +166,22 @@ export class RedLock implements RLock {
 
   async withLock<T>(fn: (lease: Lease) => T | Promise<T>, options?: LockWaitOptions): Promise<T> {
     const body = checkFunction<(lease: Lease) => T | Promise<T>>(fn, 'fn');
-    withoutMaxHold(checkWaitOptions(options, this.name), this.name);
+    checkWaitOptions(options, this.name);
     return runWithLease(() => this.acquire(options), body, (error) => this.#home.events.emit('error', error));
+  }
+
+  /**
+   * Adopts a RedLock's hold handed off by `lease.handOff()` (a handle of kind `redlock`), on a
+   * RedLock over the same nodes: each node's hold is adopted through that node's client, and it
+   * is this process's when a majority adopted it in time. The Lease is renewed by the nodes'
+   * watchdogs in watchdog mode (`maxHoldTime` counted from now) or kept to its fixed lease; its
+   * `release()` releases every hold count. `locks.adopt()` refuses such a handle.
+   * @throws InvalidArgumentError for a handle of another kind, or of a RedLock over other nodes.
+   * @throws LockLostError when a majority of the nodes had it adopted already, or it ended.
+   * @throws LockRedisError (`cause`: RedLockQuorumError) when too few nodes answered in time.
+   */
+  adopt(handle: LeaseHandle, options?: { maxHoldTime?: number }): Promise<Lease> {
+    return adoptRed(this.#parts, handle, options);
   }
 
   /** Acquires for `owner`: the hold, or why the last round failed once the wait ran out. */
@@ -176,8 +190,10 @@ export class RedLock implements RLock {
     waitMs: number | undefined,
     leaseMs: number,
     signal: AbortSignal | undefined,
+    maxHoldMs?: number,
   ): Promise<RedHold | RedLockQuorumError> {
     signal?.throwIfAborted();
+    assertNotHandedOff(this.#unscopedKey, this.name);
     const watchdog = leaseMs === WATCHDOG_LEASE;
     const ttlMs = watchdog ? this.#watchdogTtlMs : leaseMs;
     const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
@@ -185,11 +201,11 @@ export class RedLock implements RLock {
     let won: Attempt | undefined;
     try {
       for (let attempts = 1; ; attempts += 1) {
-        const reentrant = (holds.get(this.#holdKey(owner))?.count ?? 0) > 0;
+        const reentrant = (redHoldOf(this.#parts, owner)?.count ?? 0) > 0;
         const attempt = await attemptRound(this.#round, owner, ttlMs, watchdog, reentrant, queues, signal);
         if (attempt.acquired) {
           won = attempt;
-          return this.#held(owner, attempt, leaseMs);
+          return this.#held(owner, attempt, leaseMs, maxHoldMs);
         }
         if (performance.now() >= deadline) return this.#gaveUp(attempt, attempts);
         if (!queues) {
@@ -208,37 +224,19 @@ export class RedLock implements RLock {
     }
   }
 
-  #held(owner: string, attempt: Attempt, leaseMs: number): RedHold {
-    const key = this.#holdKey(owner);
-    let hold = holds.get(key);
-    if (!hold) {
-      hold = new RedHold({
-        lockName: this.name,
-        nodes: this.#nodes.length,
-        quorum: this.#round.quorum,
-        maxRenewals: this.#maxRenewals,
-        whenHomeCloses: (onClose) => this.#home.holds.whenClosed(onClose),
-        renewed: () => void this.#home.events.emit('renewed', { name: this.name, owner }),
-        lost: (reason) => void this.#home.events.emit('lost', { name: this.name, owner, reason }),
-        forget: (ended) => {
-          if (holds.get(key) !== ended) return;
-          holds.delete(key);
-          // A hold left to expire is forgotten with its owner: nothing grows with unreleased holds.
-          this.#home.holds.forgetUnscoped(this.#unscopedKey, owner);
-        },
-      });
-      holds.set(key, hold);
-    }
+  #held(owner: string, attempt: Attempt, leaseMs: number, maxHoldMs: number | undefined): RedHold {
+    const hold = redHoldFor(this.#parts, owner);
     // Synchronously with the answers: each granted node's hold record (its holder's clock, and
     // renewal by its client's watchdog) exists before user code runs.
     const watchdog = leaseMs === WATCHDOG_LEASE;
-    const maxRenewals = watchdog ? this.#maxRenewals : undefined;
+    const maxRenewals = watchdog ? this.#parts.maxRenewals : undefined;
     hold.won(
       attempt.round,
       (node) => this.#nodes[node]!.track(owner, attempt.round.startedAt, leaseMs, maxRenewals),
       (node) => void this.#nodes[node]!.releaseHeld(owner).catch(() => undefined),
       watchdog,
     );
+    capRedHold(hold, maxHoldMs ?? this.#home.maxHoldTimeMs, this.#nodes, this.name);
     if (!currentContext()) this.#home.holds.rememberUnscoped(this.#unscopedKey, owner);
     this.#home.events.emit('acquired', { name: this.name, owner });
     return hold;
@@ -261,7 +259,7 @@ export class RedLock implements RLock {
    */
   async #release(owner: string, release: RedRelease = newRedRelease(this.#nodes.length)): Promise<void> {
     const nodes = this.#nodes;
-    const hold = holds.get(this.#holdKey(owner));
+    const hold = redHoldOf(this.#parts, owner);
     if (hold) hold.releasing += 1;
     let round: FanOutResult<number>;
     try {
@@ -285,19 +283,17 @@ export class RedLock implements RLock {
     if (ended) this.#home.events.emit('released', { name: this.name, owner });
   }
 
-  #lease(owner: string, hold: RedHold): Lease {
+  /** `release`: instead of one release (an adopted Lease releases every hold count). */
+  #lease(owner: string, hold: RedHold, release?: () => Promise<void>): Lease {
     // A retried release (after one that failed) is the same release again on every node: a node
     // that applied it answers as it did, one still retrying it in the background sends it again.
-    const release = newRedRelease(this.#nodes.length);
-    return leaseOfHold(this.name, owner, hold, undefined, () => this.#release(owner, release));
+    const once = newRedRelease(this.#nodes.length);
+    const releaseOnce = (): Promise<void> => (hold.movedAway ? Promise.resolve() : this.#release(owner, once));
+    return leaseOfHold(this.name, owner, hold, undefined, release ?? releaseOnce, redMoves(this.#parts, owner, hold));
   }
 
   get #unscopedKey(): string {
-    return `redlock\u0000${this.#id}`;
-  }
-
-  #holdKey(owner: string): string {
-    return `${this.#id}\u0000${owner}`;
+    return unscopedKeyOf(this.#parts);
   }
 
   /** The owner acquiring now: the context's, or a fresh one outside any context. */

@@ -44,7 +44,8 @@ export function acquireInTime(call: AcquireCall): Promise<Acquired | false> {
 async function acquireTracked(call: AcquireCall, track: AcquireTrack): Promise<Acquired | false> {
   const { core, waitMs, ttlMs } = call;
   const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
-  // The owner's last release still on its way would take back what this acquisition gets.
+  // The owner's last release, if still on its way, would find the hold this acquisition makes
+  // (whose call log does not know that release) and take it back: it settles first.
   const releasing = core.holds.get(call.lockId, call.owner)?.finalRelease;
   if (releasing && (await raceDeadline(releasing, deadline, call.signal)) === TIMED_OUT) return track.gaveUp();
   let acquired: Acquired | false;

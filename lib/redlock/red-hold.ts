@@ -30,6 +30,12 @@ export class RedHold {
   releasing = 0;
   /** Leases to abort when the hold is lost or expires. */
   readonly leases = new Set<AbortController>();
+  /** Late answers that may still add node holds (see joinLate). */
+  readonly joining = new Set<Promise<void>>();
+  /** Handed off to another process: its Leases' release() changes nothing. */
+  movedAway = false;
+  /** Called once when the hold ends (lib/redlock/red-max-hold.ts clears its timer). */
+  onEnd: (() => void) | undefined;
   readonly #config: RedHoldConfig;
   /** Per node: its live hold of this owner, if any. */
   readonly #members: (Hold | undefined)[];
@@ -71,6 +77,29 @@ export class RedHold {
     return this.#members[node] !== undefined;
   }
 
+  /** `node`'s live hold of this owner (its client's record), if any. */
+  member(node: number): Hold | undefined {
+    return this.#members[node];
+  }
+
+  /**
+   * Held for its `maxHoldTime`: no node renews it any more, its Leases abort with `error` and
+   * `lost` ('max-hold-time') is emitted; only then `letGo(node, member)` lets go of each node hold.
+   */
+  capped(error: LockLostError, letGo: (node: number, member: Hold) => void): void {
+    if (this.#ended) return;
+    const members = [...this.#members];
+    for (const member of members) if (member) member.renewalsLeft = 0;
+    this.#lose('max-hold-time', error);
+    members.forEach((member, node) => member && letGo(node, member));
+  }
+
+  /** Handed off to another process: forgotten here, its Leases abort with `error` (LockHandedOffError). */
+  handedOff(error: LockError): void {
+    this.movedAway = true;
+    this.#abort(error);
+  }
+
   /**
    * An acquisition round was won: `track(node)` makes the hold record of each node that granted.
    * A node whose answer was not awaited (or timed out) may still grant: then its hold joins too,
@@ -81,13 +110,15 @@ export class RedHold {
     round.answers.forEach((answer, node) => {
       if (answer?.kind === 'answered' && answer.value === null) granted.set(node, track(node));
       else if (answer === undefined || answer.kind === 'timeout') {
-        round.calls[node]!.then(
-          (late) => {
-            if (late !== null) return;
-            if (this.#ended) letGo(node);
-            else this.joined(node, track(node));
-          },
-          () => undefined,
+        this.joinLate(
+          round.calls[node]!.then(
+            (late) => {
+              if (late !== null) return;
+              if (this.#ended) letGo(node);
+              else this.joined(node, track(node));
+            },
+            () => undefined,
+          ),
         );
       }
     });
@@ -104,6 +135,15 @@ export class RedHold {
       this.#endedWhy[node] = undefined;
       (hold.observers ??= []).push(this.#observer);
     }
+  }
+
+  /**
+   * A node's answer that came after its round was decided, and may add a node hold: a move of the
+   * hold (extend, handOff) waits for it a little, so that it moves that node's hold too.
+   */
+  joinLate(answer: Promise<void>): void {
+    const tracked: Promise<void> = answer.finally(() => this.joining.delete(tracked));
+    this.joining.add(tracked);
   }
 
   /** A node granted the acquisition after the round was decided: its hold counts too. */
@@ -137,6 +177,7 @@ export class RedHold {
     if (this.#ended) return;
     this.#ended = true;
     this.#stopWatchingHome();
+    this.onEnd?.();
     this.#config.forget(this);
   }
 

@@ -189,16 +189,21 @@ describe('MultiLock leases', () => {
 describe('RedLock leases', () => {
   const fx = useLockFixture();
 
-  it('refuse extend, handOff and a per-call maxHoldTime (a RedLock caps renewal with maxRenewals)', async () => {
+  it('a one-node RedLock: extend, handOff and a per-call maxHoldTime work; its handle is adopted with redLock.adopt, not locks.adopt', async () => {
     const client = fx.client();
     const red = new RedLock(client.getLock('a'));
-    await expect(red.acquire({ maxHoldTime: 1_000 })).rejects.toBeInstanceOf(InvalidArgumentError);
-    await expect(red.lock(-1, { maxHoldTime: 1_000 })).rejects.toBeInstanceOf(InvalidArgumentError);
-    expect(await fx.keys()).toEqual([]);
     const lease = await red.acquire({ leaseTime: 5_000 });
-    await expect(lease.extend(1_000)).rejects.toBeInstanceOf(InvalidArgumentError);
-    await expect(lease.handOff()).rejects.toBeInstanceOf(InvalidArgumentError);
-    expect(lease.signal.aborted).toBe(false);
-    await lease.release();
+    await lease.extend(20_000);
+    expect(await client.getLock('a').remainTimeToLive()).toBeGreaterThan(15_000);
+    const handle = await lease.handOff();
+    expect(handle.kind).toBe('redlock');
+    await expect(fx.client().adopt(handle)).rejects.toBeInstanceOf(InvalidArgumentError);
+    const adopted = await new RedLock(fx.client().getLock('a')).adopt(handle);
+    await adopted.release();
+    expect(await fx.keys()).toEqual([]);
+    const capped = await red.acquire({ maxHoldTime: 300 });
+    await sleep(600);
+    expect((capped.signal.reason as LockLostError).reason).toBe('max-hold-time');
+    expect(await fx.keys()).toEqual([]);
   });
 });

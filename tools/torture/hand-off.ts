@@ -1,7 +1,8 @@
-// Torture worker: handing a hold to another client of the worker (lease.handOff(), locks.adopt()).
+// Torture worker: handing a hold to another client of the worker (lease.handOff(), then
+// locks.adopt(), or redLock.adopt() for a RedLock's hold).
 // The events tell the checker that the owner lives on in the adopted hold, so the hand-off is not
 // taken for the owner's last hold ending (the stuck probe) and the gap is believed too.
-import { LockLostError, type Lease, type LockClient } from '../../lib/index.js';
+import { LockLostError, type Lease, type LeaseHandle } from '../../lib/index.js';
 import { now, type HoldMode, type WorkerEvent } from './events.js';
 import type { Kind } from './args.js';
 
@@ -37,11 +38,16 @@ export function reportLoss(send: (event: WorkerEvent) => void, lease: Lease, hol
 }
 
 /**
- * Hands `from`'s hold off and adopts it through `adopter` (a JSON round trip in between, as
- * through a queue), after `delayMs`. Resolves with the adopted hold, or with `from` when the
+ * Hands `from`'s hold off and adopts it with `adopt` (another client's; a JSON round trip in
+ * between, as through a queue), after `delayMs`. Resolves with the adopted hold, or with `from` when the
  * hand-off was refused (it is still held), or undefined when the hold ended on the way.
  */
-export async function moveHold(ctx: HandOffContext, from: MovedHold, adopter: LockClient, delayMs: number): Promise<MovedHold | undefined> {
+export async function moveHold(
+  ctx: HandOffContext,
+  from: MovedHold,
+  adopt: (handle: LeaseHandle) => Promise<Lease>,
+  delayMs: number,
+): Promise<MovedHold | undefined> {
   const { send, op } = ctx;
   const owner = from.lease.owner;
   send({ type: 'handoff', t: now(), hold: from.hold, owner });
@@ -56,7 +62,7 @@ export async function moveHold(ctx: HandOffContext, from: MovedHold, adopter: Lo
   const t0 = now();
   let lease: Lease;
   try {
-    lease = await adopter.adopt(JSON.parse(text) as Parameters<LockClient['adopt']>[0]);
+    lease = await adopt(JSON.parse(text) as LeaseHandle);
   } catch (error) {
     send({ type: 'adopt-failed', t: now(), owner, error: `adopt: ${ctx.describe(error)}` });
     return undefined;

@@ -7,6 +7,7 @@ import {
   MultiLock,
   RedLock,
   type Lease,
+  type LeaseHandle,
   type LockWaitOptions,
   type RLock,
 } from '../../lib/index.js';
@@ -113,6 +114,17 @@ function target(kind: Exclude<Kind, 'election'>, client: WorkerClient, rng: Prng
   }
 }
 
+/** How `client` adopts a handle of `t`'s hold: a RedLock over its masters, or its main client. */
+function adopterOf(t: Target, client: WorkerClient | undefined): ((handle: LeaseHandle) => Promise<Lease>) | undefined {
+  if (!client) return undefined;
+  if (t.kind === 'redlock') {
+    const red = new RedLock(...client.red.map((c) => c.getLock(t.names[0]!)), { nodeTimeout: 50 });
+    return (handle) => red.adopt(handle);
+  }
+  const main = client.main;
+  return main ? (handle) => main.adopt(handle) : undefined;
+}
+
 /** A wait budget, ms: sometimes a single attempt, mostly a bounded wait. */
 const drawWait = (rng: Prng): number => (rng.chance(0.15) ? 0 : rng.int(50, 2_500));
 /** A lease: watchdog mode (undefined) or fixed. */
@@ -216,10 +228,11 @@ async function operation(client: WorkerClient, kind: Kind, rng: Prng): Promise<v
   const nestAt = rng.int(0, holdFor);
   const nestLease = drawLease(rng);
   const nestFor = rng.int(0, 300);
-  // A watchdog hold capped by maxHoldTime (a RedLock refuses it); a hold handed to another client.
-  const maxHoldTime = leaseTime === undefined && kind !== 'redlock' && rng.chance(0.2) ? rng.int(300, 3_000) : undefined;
-  const handOff = !nest && kind !== 'redlock' && rng.chance(0.15);
-  const adopter = rng.pick(clients).main;
+  // A watchdog hold capped by maxHoldTime; a hold handed to another client (a RedLock's: to a
+  // RedLock over that client's masters).
+  const maxHoldTime = leaseTime === undefined && rng.chance(0.2) ? rng.int(300, 3_000) : undefined;
+  const handOff = !nest && rng.chance(0.15);
+  const adopter = adopterOf(t, rng.pick(clients));
   const handOffAfter = rng.int(0, 150);
   const main = (client.main ?? client.red[0])!;
   await main.runInContext(async () => {
