@@ -441,6 +441,11 @@ describe('RedLock over 5 independent redis-servers', () => {
     const holder = redLockOf(clientsOnAllNodes(), 'restart');
     const rivalClients = clientsOnAllNodes();
     const rival = redLockOf(rivalClients, 'restart');
+    /** Until the rival's client on `node` answers again: its connection is back after the restart. */
+    const rivalReconnected = async (node: number): Promise<void> => {
+      const probe = rivalClients[node]!.getLock('probe');
+      for (let i = 0; i < 40 && !(await probe.isLocked().then(() => true, () => false)); i += 1) await sleep(25);
+    };
     expect(await holder.tryLock(0, 20_000)).toBe(true);
     for (const restarted of [0, 1]) {
       await servers[restarted]!.stop();
@@ -448,7 +453,7 @@ describe('RedLock over 5 independent redis-servers', () => {
       // Wait until the rival's client is connected again, so the empty node really answers it.
       const probe = connect(servers[restarted]!);
       for (let i = 0; i < 40 && (await probe.ping().catch(() => null)) !== 'PONG'; i += 1) await sleep(25);
-      await sleep(200);
+      await rivalReconnected(restarted);
       expect(await connect(servers[restarted]!).exists(lockKey('restart'))).toBe(0);
       expect(await rival.tryLock(0, 20_000)).toBe(false);
       // The empty nodes may grant, but the three others refuse: no majority for the rival.
@@ -462,7 +467,7 @@ describe('RedLock over 5 independent redis-servers', () => {
     await servers[2]!.start();
     const probe = connect(servers[2]!);
     for (let i = 0; i < 40 && (await probe.ping().catch(() => null)) !== 'PONG'; i += 1) await sleep(25);
-    await sleep(200);
+    await rivalReconnected(2);
     expect(await rival.tryLock(0, 20_000)).toBe(true);
     await rival.unlock();
     await expect(holder.unlock()).rejects.toBeInstanceOf(LockNotHeldError);
