@@ -438,9 +438,10 @@ describe('RedLock over 5 independent redis-servers', () => {
   });
 
   it('nodes that restarted empty do not let a second owner in while the first holds a majority', async () => {
-    const holder = redLockOf(clientsOnAllNodes(), 'restart');
+    // Roomy node timeouts: first calls open cold connections and load the scripts.
+    const holder = redLockOf(clientsOnAllNodes(), 'restart', { nodeTimeout: 1_000 });
     const rivalClients = clientsOnAllNodes();
-    const rival = redLockOf(rivalClients, 'restart');
+    const rival = redLockOf(rivalClients, 'restart', { nodeTimeout: 1_000 });
     /** Until the rival's client on `node` answers again: its connection is back after the restart. */
     const rivalReconnected = async (node: number): Promise<void> => {
       const probe = rivalClients[node]!.getLock('probe');
@@ -490,7 +491,8 @@ describe('RedLock over 5 independent redis-servers', () => {
   });
 
   it('a waiter is woken by the release notices, not by polling or the holder TTL', async () => {
-    const holder = redLockOf(clientsOnAllNodes(), 'wake');
+    // A roomy node timeout for the holder's first call (cold connections, scripts loaded).
+    const holder = redLockOf(clientsOnAllNodes(), 'wake', { nodeTimeout: 1_000 });
     const waiterClients = clientsOnAllNodes();
     // A roomy per-node timeout: it also bounds how long the first wait lets its subscriptions take.
     const waiter = redLockOf(waiterClients, 'wake', { nodeTimeout: 250 });
