@@ -50,7 +50,7 @@ const enter = serverTimeLua + waiterSetLua + callLogLua + enterHoldLua;
 // Versioned names, as for the lock scripts: two rlock versions sharing a connection never swap them.
 const COMMANDS = {
   campaign: { name: 'rlockElectionCampaignV1', numberOfKeys: 4, lua: enter + electionAnnounceLua + electionCampaignLua },
-  resign: { name: 'rlockElectionResignV1', numberOfKeys: 5, lua: endedHoldsLua + callLogLua + releaseHoldLua + wakeOneLua + electionAnnounceLua + electionResignLua },
+  resign: { name: 'rlockElectionResignV2', numberOfKeys: 5, lua: endedHoldsLua + callLogLua + releaseHoldLua + wakeOneLua + electionAnnounceLua + electionResignLua },
   proclaim: { name: 'rlockElectionProclaimV1', numberOfKeys: 2, lua: callLogLua + electionAnnounceLua + electionProclaimLua },
   state: { name: 'rlockElectionStateV1', numberOfKeys: 2, lua: electionStateLua },
   keepHold: { name: 'rlockKeepHoldV1', numberOfKeys: 1, lua: keepHoldLua },

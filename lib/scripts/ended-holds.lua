@@ -15,19 +15,28 @@ local function record_key(prefix, tag, owner)
 end
 
 -- record_final(key, log, request_id, record_ms): the final release `request_id` of an owner whose
--- call log was `log` goes on the record, which lives at least record_ms more. Only the latest
--- calls can still be resent: the record keeps its last 160 characters or so. pcall: whatever
--- Redis says to the record, the release it follows has happened and must not turn into an error.
+-- call log was `log` goes on the record, which lives at least record_ms more. APPEND, not a
+-- read and a rewrite: the record grows by one entry per final release, and is cut back to its
+-- latest RECORD_KEEP characters or so once it passes RECORD_CAP (only the latest calls can still
+-- be resent). pcall: whatever Redis says to the record, the release it follows has happened and
+-- must not turn into an error.
+local RECORD_CAP, RECORD_KEEP = 320, 160
 local function record_final(key, log, request_id, record_ms)
-  local ms = tonumber(record_ms)
-  local entries = redis.pcall('GET', key)
-  if type(entries) == 'string' then
+  local entry = (log or '') .. request_id .. '=0;'
+  local length = redis.pcall('APPEND', key, entry)
+  if type(length) ~= 'number' then return end
+  if length == #entry then
+    redis.pcall('PEXPIRE', key, record_ms)
+  elseif type(redis.pcall('PEXPIRE', key, record_ms, 'GT')) == 'table' then
+    -- Redis 6.2 has no GT: never shorten what the earlier entries need.
     local left = redis.pcall('PTTL', key)
-    if type(left) == 'number' and left > ms then ms = left end
-  else
-    entries = ''
+    if type(left) == 'number' and left < tonumber(record_ms) then redis.pcall('PEXPIRE', key, record_ms) end
   end
-  entries = entries .. (log or '') .. request_id .. '=0;'
-  if #entries > 160 then entries = string.sub(entries, string.find(entries, ';', #entries - 160, true) + 1) end
-  redis.pcall('SET', key, entries, 'PX', ms)
+  if length > RECORD_CAP then
+    local entries = redis.pcall('GET', key)
+    if type(entries) == 'string' then
+      local cut = string.find(entries, ';', #entries - RECORD_KEEP, true)
+      if cut then redis.pcall('SET', key, string.sub(entries, cut + 1), 'KEEPTTL') end
+    end
+  end
 end

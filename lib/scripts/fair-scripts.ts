@@ -18,7 +18,7 @@ import serverTimeLua from './server-time.lua';
 const COMMANDS = {
   fairAcquire: { name: 'rlockFairAcquireV2', numberOfKeys: 3, lua: serverTimeLua + fairQueueLua + callLogLua + enterHoldLua + fairAcquireLua },
   fairRelease: {
-    name: 'rlockFairReleaseV4',
+    name: 'rlockFairReleaseV5',
     numberOfKeys: 5,
     lua: endedHoldsLua + serverTimeLua + fairQueueLua + callLogLua + releaseHoldLua + fairReleaseLua,
   },

@@ -26,7 +26,7 @@ const COMMANDS = {
   // The free lock first, before the shared functions are defined (see acquire-free.lua).
   acquire: { name: 'rlockAcquireV3', numberOfKeys: 2, lua: acquireFreeLua + enter + acquireLua },
   // A last hold first, before the shared functions are defined (see release-last.lua).
-  release: { name: 'rlockReleaseV4', numberOfKeys: 2, lua: endedHoldsLua + releaseLastLua + callLogLua + releaseHoldLua + wakeOneLua + releaseLua },
+  release: { name: 'rlockReleaseV5', numberOfKeys: 2, lua: endedHoldsLua + releaseLastLua + callLogLua + releaseHoldLua + wakeOneLua + releaseLua },
   forceUnlock: { name: 'rlockForceUnlockV2', numberOfKeys: 4, lua: wakeOneLua + forcedOnceLua + forceUnlockLua },
   passWake: { name: 'rlockPassWakeV1', numberOfKeys: 4, lua: wakeOneLua + passWakeLua },
   fencedAcquire: { name: 'rlockFencedAcquireV2', numberOfKeys: 3, lua: enter + fencedAcquireLua },

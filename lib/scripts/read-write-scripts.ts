@@ -35,9 +35,9 @@ const rwPrelude = serverTimeLua + readWriteHoldsLua;
 const COMMANDS = {
   readAcquire: { name: 'rlockReadAcquireV2', numberOfKeys: 3, lua: rwPrelude + waiterSetLua + callLogLua + readAcquireLua },
   writeAcquire: { name: 'rlockWriteAcquireV2', numberOfKeys: 3, lua: rwPrelude + waiterSetLua + callLogLua + writeAcquireLua },
-  readRelease: { name: 'rlockReadReleaseV3', numberOfKeys: 5, lua: endedHoldsLua + rwPrelude + callLogLua + wakeOneLua + readReleaseLua },
+  readRelease: { name: 'rlockReadReleaseV4', numberOfKeys: 5, lua: endedHoldsLua + rwPrelude + callLogLua + wakeOneLua + readReleaseLua },
   writeRelease: {
-    name: 'rlockWriteReleaseV3',
+    name: 'rlockWriteReleaseV4',
     numberOfKeys: 7,
     lua: endedHoldsLua + rwPrelude + callLogLua + wakeOneLua + wakeAllLua + writeReleaseLua,
   },

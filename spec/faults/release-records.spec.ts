@@ -4,7 +4,7 @@ import { ping } from '../helpers/clients.js';
 import { useFaultRig } from '../helpers/fault-rig.js';
 
 // A final release leaves a record that answers its resend. It is one key per lock and client,
-// overwritten, never one per release; and it answers every release of the client that a resend
+// appended to and cut back, never one per release; and it answers every release of the client that a resend
 // can replay, also several in flight at once.
 
 type Kind = 'lock' | 'fenced' | 'fair' | 'read' | 'write';
@@ -66,6 +66,32 @@ describe('release records', () => {
       }
     }
     expect(await recordsOf('pair')).toHaveLength(2);
+  });
+
+  it('the record stays short however many releases a client makes', async () => {
+    const lock = rig.client(rig.lockConnect('direct')).getLock('long-run');
+    let longest = 0;
+    for (let i = 0; i < 300; i += 1) {
+      expect(await lock.tryLock(0, 5_000)).toBe(true);
+      await lock.unlock();
+      const [record] = await recordsOf('long-run');
+      longest = Math.max(longest, await rig.admin.strlen(record!.key));
+    }
+    // Cut back to its latest entries once it passes 320 characters (one entry is ~10 here).
+    expect(longest).toBeGreaterThan(100);
+    expect(longest).toBeLessThanOrEqual(340);
+  });
+
+  it('a later release with a shorter lease never shortens what the record must answer', async () => {
+    const lock = rig.client(rig.lockConnect('direct')).getLock('ttl');
+    expect(await lock.tryLock(0, 20_000)).toBe(true);
+    await lock.unlock();
+    expect(await lock.tryLock(0, 500)).toBe(true);
+    await lock.unlock();
+    const records = await recordsOf('ttl');
+    expect(records).toHaveLength(1);
+    // The first release's resend may come until its holder's clock would have ended (+1 s).
+    expect(records[0]!.ttlMs).toBeGreaterThan(15_000);
   });
 
   describe('a partial and the final release in flight at once, both resent in order', () => {
