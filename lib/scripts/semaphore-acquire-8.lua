@@ -22,11 +22,12 @@ local permits, member, client, mode = KEYS[1], ARGV[1], ARGV[4], ARGV[5]
 local count, limit, lease = sem_count(member), tonumber(ARGV[2]), tonumber(ARGV[3])
 local out, freed, first = sem_prune(permits, now)
 local free_before = limit - out - freed
-if redis.call('ZSCORE', permits, member) then return nil end
-sem_unpromise(KEYS[5], client, tonumber(ARGV[8]))
 
 if out + count <= limit then
+  -- nil: a resend of a call granted before (its member is in the set), which changes nothing.
   out = sem_grant(permits, member, count, out, lease, now)
+  if out == nil then return nil end
+  sem_unpromise(KEYS[5], client, tonumber(ARGV[8]))
   if mode ~= '0' then
     if ARGV[7] ~= '' then
       -- Other local requests still wait: the client stays registered, with their hint.
@@ -40,6 +41,8 @@ if out + count <= limit then
   return nil
 end
 
+if redis.call('ZSCORE', permits, member) then return nil end
+sem_unpromise(KEYS[5], client, tonumber(ARGV[8]))
 local next_end = sem_next_end(permits, now, first)
 if next_end < 0 then next_end = lease end
 if mode ~= '0' then sem_register(KEYS[2], KEYS[3], client, ARGV[6], next_end, mode, now) end

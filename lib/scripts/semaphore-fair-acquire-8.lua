@@ -26,10 +26,6 @@ local function leave_queue()
   end
 end
 
-if redis.call('ZSCORE', permits, member) then
-  leave_queue()
-  return nil
-end
 local count = sem_count(member)
 -- The head that has not lost its place (one read when this waiter is the head or none waits).
 local head = redis.call('ZRANGE', queue, 0, 0)[1]
@@ -37,10 +33,16 @@ if head ~= nil and head ~= waiter then head = sem_head(queue, timeouts, now) end
 if (head == nil or head == waiter) and out + count <= limit then
   out = sem_grant(permits, member, count, out, lease, now)
   leave_queue()
+  -- nil: a resend of a call granted before (its member is in the set), which changes nothing more.
+  if out == nil then return nil end
   -- The next in line may fit in what is left: it was not the head before, so it is told now.
   if head ~= nil then sem_turn(queue, timeouts, KEYS[8], ARGV[6], -1, limit - out, now) end
   -- Leases that ended freed permits: non-fair waiters (of objects on the same name) too.
   if freed > 0 then sem_wake(KEYS[2], KEYS[3], KEYS[5], KEYS[4], ARGV[6], limit - out, now) end
+  return nil
+end
+if redis.call('ZSCORE', permits, member) then
+  leave_queue()
   return nil
 end
 -- Leases that ended freed permits: the head (another waiter) is told if it fits now, non-fair

@@ -67,10 +67,12 @@ local function sem_next_end(permits, now, first)
   return math.max(1, tonumber(first) - now)
 end
 
--- sem_grant(permits, member, count, out, lease, now): the acquisition takes its permits; the set
--- lives until its last lease ends (and at most SEM_SLACK_MS more). Returns the permits out now.
+-- sem_grant(permits, member, count, out, lease, now): the acquisition takes its permits unless
+-- its member is in the set already (a resend of a granted call: nothing changes); the set lives
+-- until its last lease ends (and at most SEM_SLACK_MS more). Returns the permits out now, or nil
+-- for a resend.
 local function sem_grant(permits, member, count, out, lease, now)
-  redis.call('ZADD', permits, now + lease, member)
+  if redis.call('ZADD', permits, 'NX', now + lease, member) == 0 then return nil end
   out = out + count
   sem_set_out(permits, out)
   sem_keep(permits, lease)
@@ -87,24 +89,45 @@ local function sem_notice(publish, channel, message)
   return redis.call(publish, channel, message)
 end
 
+-- A waiter's score in the waiter set is when it registered (server ms), plus SEM_HINTED when the
+-- need hints hash may hold a hint for it. A client without one waits for single permits ('1,1',
+-- the usual case): nothing is written for it, and a wake-up reads no hint.
+local SEM_HINTED = 0.5
+local SEM_NO_HINT = '1,1'
+
+local function sem_hinted(score)
+  return tonumber(score) % 1 ~= 0
+end
+
 -- sem_register(waiters, needs, client, hint, sleep_ms, mode, now): a waiting client (re)registers
 -- with its need hint (the waiter modes and placement are waiter-set.lua's: a client keeps its
 -- first place; one a notice woke goes back to the front). Both keys may expire a second after
 -- the client's sleep ends: they cannot outlive clients that all died.
 local function sem_register(waiters, needs, client, hint, sleep_ms, mode, now)
-  if mode == '3' or mode == '4' then
-    if redis.call('ZSCORE', waiters, client) == false then
-      local score = now
+  local flag = hint == SEM_NO_HINT and 0 or SEM_HINTED
+  local score = false
+  if mode == '3' or mode == '4' then score = redis.call('ZSCORE', waiters, client) end
+  if score == false then
+    local place = now
+    if mode == '3' or mode == '4' then
       local head = redis.call('ZRANGE', waiters, 0, 0, 'WITHSCORES')[2]
-      if head and tonumber(head) <= score then score = tonumber(head) - 1 end
-      redis.call('ZADD', waiters, score, client)
+      if head and tonumber(head) <= place then place = math.floor(tonumber(head)) - 1 end
     end
-  else
-    redis.call('ZADD', waiters, 'NX', now, client)
+    -- Registered already (a client keeps its place): the score says whether a hint may be kept.
+    if redis.call('ZADD', waiters, 'NX', place + flag, client) == 0 then score = redis.call('ZSCORE', waiters, client) end
   end
-  redis.call('HSET', needs, client, hint)
+  if score ~= false then
+    if flag > 0 and not sem_hinted(score) then
+      redis.call('ZADD', waiters, 'XX', math.floor(tonumber(score)) + flag, client)
+    elseif flag == 0 and sem_hinted(score) then
+      redis.call('HDEL', needs, client)
+    end
+  end
   sem_keep(waiters, sleep_ms + 1000)
-  sem_keep(needs, sleep_ms + 1000)
+  if flag > 0 then
+    redis.call('HSET', needs, client, hint)
+    sem_keep(needs, sleep_ms + 1000)
+  end
 end
 
 -- Promises (KEYS[5], a hash): client id -> '<permits>:<server ms the promise ends>', the permits
@@ -162,19 +185,20 @@ end
 -- share goes to the next.
 local function sem_wake(waiters, needs, promises, wake_prefix, publish, free, now)
   if free <= 0 then return end
-  local clients = redis.call('ZRANGE', waiters, 0, 63)
+  local clients = redis.call('ZRANGE', waiters, 0, 63, 'WITHSCORES')
   if #clients == 0 then return end
   local promised, held = sem_promised(promises, now)
   local budget = free - promised
-  for _, client in ipairs(clients) do
+  for i = 1, #clients, 2 do
     if budget <= 0 then return end
-    local hint = redis.call('HGET', needs, client) or '1,1'
+    local client, hinted = clients[i], sem_hinted(clients[i + 1])
+    local hint = hinted and redis.call('HGET', needs, client) or SEM_NO_HINT
     local smallest, total = string.match(hint, '^(%d+),(%d+)$')
     smallest, total = tonumber(smallest) or 1, tonumber(total) or 1
     if smallest <= budget then
       local give = math.min(total, budget)
       redis.call('ZREM', waiters, client)
-      redis.call('HDEL', needs, client)
+      if hinted then redis.call('HDEL', needs, client) end
       if sem_notice(publish, wake_prefix .. client, tostring(give)) > 0 then
         budget = budget - give
         sem_promise(promises, client, give, held[client], now)
