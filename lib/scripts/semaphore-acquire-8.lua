@@ -32,7 +32,7 @@ if out + count <= limit then
     if ARGV[7] ~= '' then
       -- Other local requests still wait: the client stays registered, with their hint.
       sem_register(KEYS[2], KEYS[3], client, ARGV[7], lease, '1', now)
-    elseif redis.call('ZREM', KEYS[2], client) == 1 then
+    elseif not sem_set.no_waiters and redis.call('ZREM', KEYS[2], client) == 1 then
       -- A hint is kept only while its client is registered (a wake-up took both away).
       redis.call('HDEL', KEYS[3], client)
     end

@@ -27,9 +27,13 @@ local function leave_queue()
 end
 
 local count = sem_count(member)
--- The head that has not lost its place (one read when this waiter is the head or none waits).
-local head = redis.call('ZRANGE', queue, 0, 0)[1]
-if head ~= nil and head ~= waiter then head = sem_head(queue, timeouts, now) end
+-- The head that has not lost its place (one read when this waiter is the head or none waits;
+-- none when the queue was seen empty: semaphore.lua's '#q').
+local head = nil
+if not sem_set.no_queue then
+  head = redis.call('ZRANGE', queue, 0, 0)[1]
+  if head ~= nil and head ~= waiter then head = sem_head(queue, timeouts, now) end
+end
 if (head == nil or head == waiter) and out + count <= limit then
   out = sem_grant(permits, member, count, out, lease, now)
   leave_queue()
@@ -53,6 +57,10 @@ if freed > 0 then
 end
 if waiter == '' then return 0 end
 
+if sem_set.no_queue then
+  redis.call('ZREM', permits, '#q')
+  sem_set.no_queue = false
+end
 if redis.call('ZSCORE', queue, waiter) == false then
   local last = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')[2]
   redis.call('ZADD', queue, (tonumber(last) or 0) + 1, waiter)

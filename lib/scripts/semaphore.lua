@@ -1,30 +1,48 @@
 -- Shared functions of the semaphore scripts, prepended by semaphore-scripts.ts (after
 -- server-time.lua). A semaphore's permits out are ONE sorted set: each acquisition is a member
--- '<count>:<permit id>' scored by the end of its lease (server ms); the member '#' holds, as its
--- score, how many permits are out in all. Lease ends are above 2^32 and counts far below it, so
--- the two never mix. The set expires when its last lease ends (at most a second later: sem_keep):
--- nothing outlives holders that all died. Every script prunes ended leases first, so a dead holder's permits come back when its
--- lease ends, whoever calls next.
+-- '<count>:<permit id>' scored by the end of its lease (server ms). Lease ends are above 2^32;
+-- below them the set keeps its bookkeeping, at most four members (SEM_LOW), read with the
+-- earliest lease in one ZRANGE by every script:
+--   '#'   score: how many permits are out in all (absent: none)
+--   '#e'  score: minus the server ms until which the set is known to live (sem_keep_permits)
+--   '#q'  the fair queue was seen empty since (absent: unknown, it is read)
+--   '#w'  the non-fair waiter set was seen empty since (absent: unknown, it is read)
+-- A script that adds to the queue or the waiter set drops '#q' or '#w' first. The set expires
+-- when its last lease ends (at most a second later: sem_keep_permits), and is deleted with its
+-- bookkeeping when no permit is out: nothing outlives holders that all died. Every script
+-- prunes ended leases first, so a dead holder's permits come back when its lease ends, whoever
+-- calls next.
 -- The scripts that change a semaphore all take the same keys (semaphore-scripts.ts):
 -- KEYS[1] permits (above)    KEYS[2] waiter set (non-fair)   KEYS[3] need hints
 -- KEYS[4] wake channel prefix                                 KEYS[5] promises
 -- KEYS[6] fair queue         KEYS[7] fair timeouts            KEYS[8] turn channel prefix
 local SEM_LEASES = 4294967296
+local SEM_LOW = 4
 -- How long permits offered to a woken client stay promised to it (sem_wake) if it neither
 -- takes them nor hands them back: a client that died right after its notice.
 local SEM_PROMISE_MS = 1000
 
 -- A key that must live at least `ms` more is given a second more than that (SEM_SLACK_MS), so
--- calls in a row do not each rewrite its expiry (one PTTL, and a PEXPIRE about once a second).
+-- calls in a row do not each rewrite its expiry (a PEXPIRE about once a second).
 local SEM_SLACK_MS = 1000
+
+-- What this call knows of the permit set (sem_prune reads it): whether it exists, until when it
+-- surely lives (0: unknown), and whether the fair queue and the waiter set were seen empty.
+local sem_set = { exists = false, lives = 0, no_queue = false, no_waiters = false }
 
 -- sem_count(member): how many permits an acquisition holds.
 local function sem_count(member)
   return tonumber(string.match(member, '^(%d+):'))
 end
 
+-- sem_set_out(permits, out): the count of permits out; none: the set goes, bookkeeping and all.
 local function sem_set_out(permits, out)
-  if out > 0 then redis.call('ZADD', permits, out, '#') else redis.call('ZREM', permits, '#') end
+  if out > 0 then
+    redis.call('ZADD', permits, out, '#')
+  else
+    redis.call('DEL', permits)
+    sem_set.exists, sem_set.lives, sem_set.no_queue, sem_set.no_waiters = false, 0, false, false
+  end
 end
 
 -- sem_keep(key, ms): the key lives at least `ms` more (never shortened).
@@ -32,18 +50,50 @@ local function sem_keep(key, ms)
   if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms + SEM_SLACK_MS) end
 end
 
+-- sem_keep_permits(permits, ms, now): as sem_keep for the permit set, which remembers ('#e') until
+-- when it surely lives: no command while that is far enough. Others only lengthen its expiry
+-- (the renewals), so the remembered time is never later than the real one.
+local function sem_keep_permits(permits, ms, now)
+  if sem_set.lives >= now + ms then return end
+  local ttl = redis.call('PTTL', permits)
+  if ttl < ms then
+    redis.call('PEXPIRE', permits, ms + SEM_SLACK_MS)
+    ttl = ms + SEM_SLACK_MS
+  end
+  sem_set.lives = now + ttl
+  redis.call('ZADD', permits, -sem_set.lives, '#e')
+end
+
+-- sem_mark(permits, marker): records that the queue ('#q') or the waiter set ('#w') was seen
+-- empty, when the set exists (a marker never makes a set, nor one without an expiry).
+local function sem_mark(permits, marker)
+  if sem_set.exists then redis.call('ZADD', permits, -1, marker) end
+end
+
 -- sem_prune(permits, now): drops acquisitions whose lease ended (at most 100 per call; the rest
 -- are counted out until a later call drops them: never an over-grant). One read when no lease
--- ended: the set's two lowest entries are '#' (the count) and the earliest lease.
+-- ended: the set's lowest entries are its bookkeeping and the earliest lease.
 -- Returns the permits out after pruning, how many the pruning freed, and the earliest lease end
 -- (server ms; -1 when no permit is out; nil when unknown: pruning ran, see sem_next_end).
 local function sem_prune(permits, now)
-  local low = redis.call('ZRANGE', permits, 0, 1, 'WITHSCORES')
+  local low = redis.call('ZRANGE', permits, 0, SEM_LOW, 'WITHSCORES')
   local out, first = 0, nil
-  if low[1] == '#' then
-    out, first = tonumber(low[2]), tonumber(low[4])
-  elseif low[1] ~= nil then
-    first = tonumber(low[2])
+  sem_set.exists = #low > 0
+  for i = 1, #low, 2 do
+    local name, score = low[i], tonumber(low[i + 1])
+    if score >= SEM_LEASES then
+      first = score
+      break
+    end
+    if name == '#' then
+      out = score
+    elseif name == '#e' then
+      sem_set.lives = -score
+    elseif name == '#q' then
+      sem_set.no_queue = true
+    elseif name == '#w' then
+      sem_set.no_waiters = true
+    end
   end
   if first == nil then return out, 0, -1 end
   if first > now then return out, 0, first end
@@ -73,9 +123,10 @@ end
 -- for a resend.
 local function sem_grant(permits, member, count, out, lease, now)
   if redis.call('ZADD', permits, 'NX', now + lease, member) == 0 then return nil end
+  sem_set.exists = true
   out = out + count
   sem_set_out(permits, out)
-  sem_keep(permits, lease)
+  sem_keep_permits(permits, lease, now)
   return out
 end
 
@@ -104,6 +155,10 @@ end
 -- first place; one a notice woke goes back to the front). Both keys may expire a second after
 -- the client's sleep ends: they cannot outlive clients that all died.
 local function sem_register(waiters, needs, client, hint, sleep_ms, mode, now)
+  if sem_set.no_waiters then
+    redis.call('ZREM', KEYS[1], '#w')
+    sem_set.no_waiters = false
+  end
   local flag = hint == SEM_NO_HINT and 0 or SEM_HINTED
   local score = false
   if mode == '3' or mode == '4' then score = redis.call('ZSCORE', waiters, client) end
@@ -185,8 +240,13 @@ end
 -- share goes to the next.
 local function sem_wake(waiters, needs, promises, wake_prefix, publish, free, now)
   if free <= 0 then return end
+  if sem_set.no_waiters then return end
   local clients = redis.call('ZRANGE', waiters, 0, 63, 'WITHSCORES')
-  if #clients == 0 then return end
+  if #clients == 0 then
+    sem_mark(KEYS[1], '#w')
+    sem_set.no_waiters = true
+    return
+  end
   local promised, held = sem_promised(promises, now)
   local budget = free - promised
   for i = 1, #clients, 2 do
@@ -216,12 +276,19 @@ end
 -- sem_head(queue, timeouts, now): the head of the fair queue that has not lost its place (those
 -- that did are dropped first), or nil. One read when the queue is empty.
 local function sem_head(queue, timeouts, now)
+  if sem_set.no_queue then return nil end
   local head = redis.call('ZRANGE', queue, 0, 0)[1]
-  if head == nil then return nil end
-  local ends = redis.call('ZSCORE', timeouts, head)
-  if ends and tonumber(ends) > now then return head end
-  drop_expired(queue, timeouts, now)
-  return redis.call('ZRANGE', queue, 0, 0)[1]
+  if head ~= nil then
+    local ends = redis.call('ZSCORE', timeouts, head)
+    if ends and tonumber(ends) > now then return head end
+    drop_expired(queue, timeouts, now)
+    head = redis.call('ZRANGE', queue, 0, 0)[1]
+  end
+  if head == nil then
+    sem_mark(KEYS[1], '#q')
+    sem_set.no_queue = true
+  end
+  return head
 end
 
 -- sem_turn(queue, timeouts, turn_prefix, publish, free_before, free, now): tells the head of the
