@@ -27,7 +27,7 @@ if out + count <= limit then
   -- nil: a resend of a call granted before (its member is in the set), which changes nothing.
   out = sem_grant(permits, member, count, out, lease, now)
   if out == nil then return nil end
-  sem_unpromise(KEYS[5], client, tonumber(ARGV[8]))
+  sem_unpromise(KEYS[2], KEYS[5], client, tonumber(ARGV[8]))
   if mode ~= '0' then
     if ARGV[7] ~= '' then
       -- Other local requests still wait: the client stays registered, with their hint.
@@ -42,7 +42,7 @@ if out + count <= limit then
 end
 
 if redis.call('ZSCORE', permits, member) then return nil end
-sem_unpromise(KEYS[5], client, tonumber(ARGV[8]))
+sem_unpromise(KEYS[2], KEYS[5], client, tonumber(ARGV[8]))
 local next_end = sem_next_end(permits, now, first)
 if next_end < 0 then next_end = lease end
 if mode ~= '0' then sem_register(KEYS[2], KEYS[3], client, ARGV[6], next_end, mode, now) end

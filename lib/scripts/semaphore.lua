@@ -165,7 +165,7 @@ local function sem_register(waiters, needs, client, hint, sleep_ms, mode, now)
   if score == false then
     local place = now
     if mode == '3' or mode == '4' then
-      local head = redis.call('ZRANGE', waiters, 0, 0, 'WITHSCORES')[2]
+      local head = redis.call('ZRANGE', waiters, 0, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')[2]
       if head and tonumber(head) <= place then place = math.floor(tonumber(head)) - 1 end
     end
     -- Registered already (a client keeps its place): the score says whether a hint may be kept.
@@ -185,73 +185,85 @@ local function sem_register(waiters, needs, client, hint, sleep_ms, mode, now)
   end
 end
 
--- Promises (KEYS[5], a hash): client id -> '<permits>:<server ms the promise ends>', the permits
--- a notice offered a client that it has neither taken (its woken attempt) nor handed back
--- (semaphore-pass-wake-8.lua). They are free in the permit set but spoken for: a later wake-up
--- does not offer them again, so two releases in a row never wake more than they free.
+-- Promises: the permits a notice offered a client that it has neither taken (its woken attempt)
+-- nor handed back (semaphore-pass-wake-8.lua). They are free in the permit set but spoken for: a
+-- later wake-up does not offer them again, so two releases in a row never wake more than they
+-- free. They live in the waiter set, below its waiters (scored minus the server ms the promise
+-- ends): '@<client id>' promises one permit; '%<client id>' more, how many in the promises hash
+-- (KEYS[5]: client id -> count). A client has at most one of the two.
 
--- sem_promised(promises, now): the permits promised and not yet run out (ended ones are dropped),
--- and what each client has promised ('<permits>:<ends>').
-local function sem_promised(promises, now)
-  local entries = redis.call('HGETALL', promises)
-  local total, by_client = 0, {}
-  for i = 1, #entries, 2 do
-    local count, ends = string.match(entries[i + 1], '^(%d+):(%d+)$')
-    if tonumber(ends) > now then
-      total = total + tonumber(count)
-      by_client[entries[i]] = tonumber(count)
-    else
-      redis.call('HDEL', promises, entries[i])
-    end
-  end
-  return total, by_client
-end
-
--- sem_promise(promises, client, count, held, now): `count` more permits are promised to the
--- client, which had `held` promised (nil: none).
-local function sem_promise(promises, client, count, held, now)
-  redis.call('HSET', promises, client, (count + (held or 0)) .. ':' .. (now + SEM_PROMISE_MS))
-  redis.call('PEXPIRE', promises, SEM_PROMISE_MS)
-end
-
--- sem_unpromise(promises, client, count): `count` permits promised to the client were used or
--- handed back (math.huge: all of them).
-local function sem_unpromise(promises, client, count)
-  if count <= 0 then return end
-  local held = redis.call('HGET', promises, client)
-  if not held then return end
-  local have, ends = string.match(held, '^(%d+):(%d+)$')
-  local left = tonumber(have) - count
-  if left > 0 then
-    redis.call('HSET', promises, client, left .. ':' .. ends)
+-- sem_promise(waiters, promises, client, count, held, now): `count` more permits are promised to
+-- the client, which had `held` promised (nil: none).
+local function sem_promise(waiters, promises, client, count, held, now)
+  local total = count + (held or 0)
+  local score = -(now + SEM_PROMISE_MS)
+  if total == 1 then
+    redis.call('ZADD', waiters, score, '@' .. client)
   else
-    redis.call('HDEL', promises, client)
+    if held == 1 then redis.call('ZREM', waiters, '@' .. client) end
+    redis.call('HSET', promises, client, total)
+    redis.call('PEXPIRE', promises, SEM_PROMISE_MS)
+    redis.call('ZADD', waiters, score, '%' .. client)
   end
+  sem_keep(waiters, SEM_PROMISE_MS)
+end
+
+-- sem_unpromise(waiters, promises, client, count): `count` permits promised to the client were
+-- used or handed back (math.huge: all of them). One command when its promise was one permit.
+local function sem_unpromise(waiters, promises, client, count)
+  if count <= 0 then return end
+  if redis.call('ZREM', waiters, '@' .. client) == 1 and count ~= math.huge then return end
+  local score = redis.call('ZSCORE', waiters, '%' .. client)
+  if not score then return end
+  local left = (tonumber(redis.call('HGET', promises, client)) or 0) - count
+  if left > 1 then
+    redis.call('HSET', promises, client, left)
+    return
+  end
+  redis.call('ZREM', waiters, '%' .. client)
+  redis.call('HDEL', promises, client)
+  if left == 1 then redis.call('ZADD', waiters, score, '@' .. client) end
 end
 
 -- sem_wake(waiters, needs, promises, wake_prefix, publish, free, now): non-fair wake-up when
 -- `free` permits are free in all (not only those the caller freed: a request for 2 wakes when
 -- the second of two single releases makes 2 free). The budget is what is free and not promised
--- to clients woken before. Clients in the waiter set, longest registered first, each with its
--- need hint ('<smallest local request>,<all local requests>'); a client whose smallest request
--- does not fit what is left is skipped (it stays registered), the others get ONE notice each
--- naming how many permits they may use, are promised those, and leave the set (a waiter that
--- still waits registers again). A notice that reaches nobody is a dead client: dropped, and its
--- share goes to the next.
+-- to clients woken before (promises that ran out are dropped). Clients in the waiter set,
+-- longest registered first, each with its need hint ('<smallest local request>,<all local
+-- requests>'); a client whose smallest request does not fit what is left is skipped (it stays
+-- registered), the others get ONE notice each naming how many permits they may use, are
+-- promised those, and leave the set (a waiter that still waits registers again). A notice that
+-- reaches nobody is a dead client: dropped, and its share goes to the next.
 local function sem_wake(waiters, needs, promises, wake_prefix, publish, free, now)
   if free <= 0 then return end
   if sem_set.no_waiters then return end
-  local clients = redis.call('ZRANGE', waiters, 0, 63, 'WITHSCORES')
-  if #clients == 0 then
+  local entries = redis.call('ZRANGE', waiters, 0, 63, 'WITHSCORES')
+  if #entries == 0 then
     sem_mark(KEYS[1], '#w')
     sem_set.no_waiters = true
     return
   end
-  local promised, held = sem_promised(promises, now)
-  local budget = free - promised
-  for i = 1, #clients, 2 do
+  local budget, held, clients = free, {}, {}
+  for i = 1, #entries, 2 do
+    local name, score = entries[i], tonumber(entries[i + 1])
+    if score >= 0 then
+      clients[#clients + 1] = name
+      clients[name] = score
+    else
+      local client, many = string.sub(name, 2), string.sub(name, 1, 1) == '%'
+      if -score > now then
+        local count = many and (tonumber(redis.call('HGET', promises, client)) or 0) or 1
+        budget = budget - count
+        held[client] = count
+      else
+        redis.call('ZREM', waiters, name)
+        if many then redis.call('HDEL', promises, client) end
+      end
+    end
+  end
+  for _, client in ipairs(clients) do
     if budget <= 0 then return end
-    local client, hinted = clients[i], sem_hinted(clients[i + 1])
+    local hinted = sem_hinted(clients[client])
     local hint = hinted and redis.call('HGET', needs, client) or SEM_NO_HINT
     local smallest, total = string.match(hint, '^(%d+),(%d+)$')
     smallest, total = tonumber(smallest) or 1, tonumber(total) or 1
@@ -261,7 +273,7 @@ local function sem_wake(waiters, needs, promises, wake_prefix, publish, free, no
       if hinted then redis.call('HDEL', needs, client) end
       if sem_notice(publish, wake_prefix .. client, tostring(give)) > 0 then
         budget = budget - give
-        sem_promise(promises, client, give, held[client], now)
+        sem_promise(waiters, promises, client, give, held[client], now)
         held[client] = give + (held[client] or 0)
       end
     end
