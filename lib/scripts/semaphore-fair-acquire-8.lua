@@ -61,24 +61,31 @@ if sem_set.no_queue then
   redis.call('ZREM', permits, '#q')
   sem_set.no_queue = false
 end
-if redis.call('ZSCORE', queue, waiter) == false then
-  local last = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')[2]
-  redis.call('ZADD', queue, (tonumber(last) or 0) + 1, waiter)
-end
 local timeout = tonumber(ARGV[5])
+local ticket = redis.call('ZSCORE', queue, waiter)
+if ticket == false then
+  local last = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')[2]
+  ticket = (tonumber(last) or 0) + 1
+  redis.call('ZADD', queue, ticket, waiter)
+  -- A queue made now has no expiry yet, while the timeouts set may have one.
+  if last == nil then redis.call('PEXPIRE', queue, timeout + SEM_SLACK_MS) end
+end
 redis.call('ZADD', timeouts, now + timeout, waiter)
-sem_keep(queue, timeout)
-sem_keep(timeouts, timeout)
+-- The two sets hold the same waiters, so they are made and emptied together, and their expiry
+-- is set together: one PTTL tells both.
+if redis.call('PTTL', timeouts) < timeout then
+  redis.call('PEXPIRE', queue, timeout + SEM_SLACK_MS)
+  redis.call('PEXPIRE', timeouts, timeout + SEM_SLACK_MS)
+end
 
-local rank = 0
+local ahead = nil
 if head ~= nil and head ~= waiter then
   -- Behind the head: the waiter just ahead must be one that still has its place.
   drop_expired(queue, timeouts, now)
-  rank = redis.call('ZRANK', queue, waiter)
+  ahead = redis.call('ZRANGE', queue, '(' .. ticket, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, 1)[1]
 end
-if rank == 0 then
+if ahead == nil then
   local next_end = sem_next_end(permits, now, first)
   return next_end > 0 and next_end or timeout
 end
-local ahead = redis.call('ZRANGE', queue, rank - 1, rank - 1)[1]
 return math.max(0, tonumber(redis.call('ZSCORE', timeouts, ahead)) - now)

@@ -307,6 +307,7 @@ end
 -- queue that it is its turn when its request fits `free` permits and did not fit `free_before`
 -- (it was told then already). Only the head: nobody overtakes it.
 local function sem_turn(queue, timeouts, turn_prefix, publish, free_before, free, now)
+  if free <= 0 then return end
   local head = sem_head(queue, timeouts, now)
   if head == nil then return end
   local need = sem_waiter_need(head)
