@@ -78,14 +78,23 @@ if redis.call('PTTL', timeouts) < timeout then
   redis.call('PEXPIRE', timeouts, timeout + SEM_SLACK_MS)
 end
 
-local ahead = nil
-if head ~= nil and head ~= waiter then
-  -- Behind the head: the waiter just ahead must be one that still has its place.
-  drop_expired(queue, timeouts, now)
-  ahead = redis.call('ZRANGE', queue, '(' .. ticket, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, 1)[1]
+-- Behind the head: until the waiter just ahead loses its place, that waiter being one that still
+-- has it (those that lost theirs are dropped first, when the one just ahead is one of them).
+local function just_ahead()
+  local ahead = redis.call('ZRANGE', queue, '(' .. ticket, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, 1)[1]
+  if ahead == nil then return nil end
+  return tonumber(redis.call('ZSCORE', timeouts, ahead) or '0')
 end
-if ahead == nil then
+local ahead_ends = nil
+if head ~= nil and head ~= waiter then
+  ahead_ends = just_ahead()
+  if ahead_ends ~= nil and ahead_ends <= now then
+    drop_expired(queue, timeouts, now)
+    ahead_ends = just_ahead()
+  end
+end
+if ahead_ends == nil then
   local next_end = sem_next_end(permits, now, first)
   return next_end > 0 and next_end or timeout
 end
-return math.max(0, tonumber(redis.call('ZSCORE', timeouts, ahead)) - now)
+return math.max(0, ahead_ends - now)

@@ -12,12 +12,14 @@ import semaphoreFairLeaveLua from './semaphore-fair-leave-8.lua';
 import semaphorePassWakeLua from './semaphore-pass-wake-8.lua';
 import semaphoreReleaseLua from './semaphore-release-8.lua';
 import semaphoreLua from './semaphore.lua';
+import semaphoreWaitersLua from './semaphore-waiters.lua';
 import serverTimeLua from './server-time.lua';
 import wakeAllLua from './wake-all.lua';
 import wakeOneLua from './wake-one.lua';
 
-// The semaphore's shared functions use drop_expired (fair-queue.lua) and server_ms().
-const sem = serverTimeLua + fairQueueLua + semaphoreLua;
+// The semaphore's shared functions (semaphore.lua, then semaphore-waiters.lua) use drop_expired
+// (fair-queue.lua) and server_ms().
+const sem = serverTimeLua + fairQueueLua + semaphoreLua + semaphoreWaitersLua;
 
 // Versioned names, as in registry.ts: two rlock versions sharing a connection never swap scripts.
 // The scripts that change a semaphore take the same keys (semaphoreKeyList, semaphore.lua).
