@@ -52,6 +52,12 @@ end
 -- (the renewals), so the remembered time is never later than the real one.
 local function sem_keep_permits(permits, ms, now)
   if sem_set.lives >= now + ms then return end
+  if not sem_set.exists then
+    -- Made by this call: no expiry yet, nothing to read (and '#e' is written by the next grant).
+    redis.call('PEXPIRE', permits, ms + SEM_SLACK_MS)
+    sem_set.exists, sem_set.lives = true, now + ms + SEM_SLACK_MS
+    return
+  end
   local ttl = redis.call('PTTL', permits)
   if ttl < ms then
     redis.call('PEXPIRE', permits, ms + SEM_SLACK_MS)
@@ -120,7 +126,6 @@ end
 -- for a resend.
 local function sem_grant(permits, member, count, out, lease, now)
   if redis.call('ZADD', permits, 'NX', now + lease, member) == 0 then return nil end
-  sem_set.exists = true
   out = out + count
   sem_set_out(permits, out)
   sem_keep_permits(permits, lease, now)
