@@ -22,16 +22,17 @@ local permits, member, client, mode = KEYS[1], ARGV[1], ARGV[4], ARGV[5]
 local count, limit, lease = sem_count(member), tonumber(ARGV[2]), tonumber(ARGV[3])
 local out, freed, first = sem_prune(permits, now)
 local free_before = limit - out - freed
-if redis.call('ZSCORE', permits, member) then return nil end
-sem_unpromise(KEYS[5], client, tonumber(ARGV[8]))
 
 if out + count <= limit then
+  -- nil: a resend of a call granted before (its member is in the set), which changes nothing.
   out = sem_grant(permits, member, count, out, lease, now)
+  if out == nil then return nil end
+  sem_unpromise(KEYS[2], KEYS[5], client, tonumber(ARGV[8]))
   if mode ~= '0' then
     if ARGV[7] ~= '' then
       -- Other local requests still wait: the client stays registered, with their hint.
       sem_register(KEYS[2], KEYS[3], client, ARGV[7], lease, '1', now)
-    elseif redis.call('ZREM', KEYS[2], client) == 1 then
+    elseif not sem_set.no_waiters and redis.call('ZREM', KEYS[2], client) == 1 then
       -- A hint is kept only while its client is registered (a wake-up took both away).
       redis.call('HDEL', KEYS[3], client)
     end
@@ -40,6 +41,8 @@ if out + count <= limit then
   return nil
 end
 
+if redis.call('ZSCORE', permits, member) then return nil end
+sem_unpromise(KEYS[2], KEYS[5], client, tonumber(ARGV[8]))
 local next_end = sem_next_end(permits, now, first)
 if next_end < 0 then next_end = lease end
 if mode ~= '0' then sem_register(KEYS[2], KEYS[3], client, ARGV[6], next_end, mode, now) end

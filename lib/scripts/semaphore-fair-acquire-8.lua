@@ -26,21 +26,27 @@ local function leave_queue()
   end
 end
 
-if redis.call('ZSCORE', permits, member) then
-  leave_queue()
-  return nil
-end
 local count = sem_count(member)
--- The head that has not lost its place (one read when this waiter is the head or none waits).
-local head = redis.call('ZRANGE', queue, 0, 0)[1]
-if head ~= nil and head ~= waiter then head = sem_head(queue, timeouts, now) end
+-- The head that has not lost its place (one read when this waiter is the head or none waits;
+-- none when the queue was seen empty: semaphore.lua's '#q').
+local head = nil
+if not sem_set.no_queue then
+  head = redis.call('ZRANGE', queue, 0, 0)[1]
+  if head ~= nil and head ~= waiter then head = sem_head(queue, timeouts, now) end
+end
 if (head == nil or head == waiter) and out + count <= limit then
   out = sem_grant(permits, member, count, out, lease, now)
   leave_queue()
+  -- nil: a resend of a call granted before (its member is in the set), which changes nothing more.
+  if out == nil then return nil end
   -- The next in line may fit in what is left: it was not the head before, so it is told now.
   if head ~= nil then sem_turn(queue, timeouts, KEYS[8], ARGV[6], -1, limit - out, now) end
   -- Leases that ended freed permits: non-fair waiters (of objects on the same name) too.
   if freed > 0 then sem_wake(KEYS[2], KEYS[3], KEYS[5], KEYS[4], ARGV[6], limit - out, now) end
+  return nil
+end
+if redis.call('ZSCORE', permits, member) then
+  leave_queue()
   return nil
 end
 -- Leases that ended freed permits: the head (another waiter) is told if it fits now, non-fair
@@ -51,24 +57,44 @@ if freed > 0 then
 end
 if waiter == '' then return 0 end
 
-if redis.call('ZSCORE', queue, waiter) == false then
-  local last = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')[2]
-  redis.call('ZADD', queue, (tonumber(last) or 0) + 1, waiter)
+if sem_set.no_queue then
+  redis.call('ZREM', permits, '#q')
+  sem_set.no_queue = false
 end
 local timeout = tonumber(ARGV[5])
-redis.call('ZADD', timeouts, now + timeout, waiter)
-sem_keep(queue, timeout)
-sem_keep(timeouts, timeout)
-
-local rank = 0
-if head ~= nil and head ~= waiter then
-  -- Behind the head: the waiter just ahead must be one that still has its place.
-  drop_expired(queue, timeouts, now)
-  rank = redis.call('ZRANK', queue, waiter)
+local ticket = redis.call('ZSCORE', queue, waiter)
+if ticket == false then
+  local last = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')[2]
+  ticket = (tonumber(last) or 0) + 1
+  redis.call('ZADD', queue, ticket, waiter)
+  -- A queue made now has no expiry yet, while the timeouts set may have one.
+  if last == nil then redis.call('PEXPIRE', queue, timeout + SEM_SLACK_MS) end
 end
-if rank == 0 then
+redis.call('ZADD', timeouts, now + timeout, waiter)
+-- The two sets hold the same waiters, so they are made and emptied together, and their expiry
+-- is set together: one PTTL tells both.
+if redis.call('PTTL', timeouts) < timeout then
+  redis.call('PEXPIRE', queue, timeout + SEM_SLACK_MS)
+  redis.call('PEXPIRE', timeouts, timeout + SEM_SLACK_MS)
+end
+
+-- Behind the head: until the waiter just ahead loses its place, that waiter being one that still
+-- has it (those that lost theirs are dropped first, when the one just ahead is one of them).
+local function just_ahead()
+  local ahead = redis.call('ZRANGE', queue, '(' .. ticket, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, 1)[1]
+  if ahead == nil then return nil end
+  return tonumber(redis.call('ZSCORE', timeouts, ahead) or '0')
+end
+local ahead_ends = nil
+if head ~= nil and head ~= waiter then
+  ahead_ends = just_ahead()
+  if ahead_ends ~= nil and ahead_ends <= now then
+    drop_expired(queue, timeouts, now)
+    ahead_ends = just_ahead()
+  end
+end
+if ahead_ends == nil then
   local next_end = sem_next_end(permits, now, first)
   return next_end > 0 and next_end or timeout
 end
-local ahead = redis.call('ZRANGE', queue, rank - 1, rank - 1)[1]
-return math.max(0, tonumber(redis.call('ZSCORE', timeouts, ahead)) - now)
+return math.max(0, ahead_ends - now)

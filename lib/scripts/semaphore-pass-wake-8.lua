@@ -15,7 +15,7 @@ if ARGV[5] == '1' then
   redis.call('ZREM', KEYS[2], client)
   redis.call('HDEL', KEYS[3], client)
 end
-sem_unpromise(KEYS[5], client, ARGV[4] == 'all' and math.huge or tonumber(ARGV[4]))
+sem_unpromise(KEYS[2], KEYS[5], client, ARGV[4] == 'all' and math.huge or tonumber(ARGV[4]))
 local out, freed = sem_prune(KEYS[1], now)
 local free = tonumber(ARGV[2]) - out
 sem_freed(ARGV[3], free - freed, free, now)

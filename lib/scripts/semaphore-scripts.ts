@@ -12,22 +12,24 @@ import semaphoreFairLeaveLua from './semaphore-fair-leave-8.lua';
 import semaphorePassWakeLua from './semaphore-pass-wake-8.lua';
 import semaphoreReleaseLua from './semaphore-release-8.lua';
 import semaphoreLua from './semaphore.lua';
+import semaphoreWaitersLua from './semaphore-waiters.lua';
 import serverTimeLua from './server-time.lua';
 import wakeAllLua from './wake-all.lua';
 import wakeOneLua from './wake-one.lua';
 
-// The semaphore's shared functions use drop_expired (fair-queue.lua) and server_ms().
-const sem = serverTimeLua + fairQueueLua + semaphoreLua;
+// The semaphore's shared functions (semaphore.lua, then semaphore-waiters.lua) use drop_expired
+// (fair-queue.lua) and server_ms().
+const sem = serverTimeLua + fairQueueLua + semaphoreLua + semaphoreWaitersLua;
 
 // Versioned names, as in registry.ts: two rlock versions sharing a connection never swap scripts.
 // The scripts that change a semaphore take the same keys (semaphoreKeyList, semaphore.lua).
 const COMMANDS = {
-  semAcquire: { name: 'rlockSemAcquireV3', numberOfKeys: 8, lua: sem + semaphoreAcquireLua },
-  semRelease: { name: 'rlockSemReleaseV3', numberOfKeys: 8, lua: sem + semaphoreReleaseLua },
-  semPassWake: { name: 'rlockSemPassWakeV3', numberOfKeys: 8, lua: sem + semaphorePassWakeLua },
-  semFairAcquire: { name: 'rlockSemFairAcquireV3', numberOfKeys: 8, lua: sem + semaphoreFairAcquireLua },
-  semFairLeave: { name: 'rlockSemFairLeaveV3', numberOfKeys: 8, lua: sem + semaphoreFairLeaveLua },
-  semAvailable: { name: 'rlockSemAvailableV1', numberOfKeys: 1, lua: sem + semaphoreAvailableLua },
+  semAcquire: { name: 'rlockSemAcquireV4', numberOfKeys: 8, lua: sem + semaphoreAcquireLua },
+  semRelease: { name: 'rlockSemReleaseV4', numberOfKeys: 8, lua: sem + semaphoreReleaseLua },
+  semPassWake: { name: 'rlockSemPassWakeV4', numberOfKeys: 8, lua: sem + semaphorePassWakeLua },
+  semFairAcquire: { name: 'rlockSemFairAcquireV4', numberOfKeys: 8, lua: sem + semaphoreFairAcquireLua },
+  semFairLeave: { name: 'rlockSemFairLeaveV4', numberOfKeys: 8, lua: sem + semaphoreFairLeaveLua },
+  semAvailable: { name: 'rlockSemAvailableV2', numberOfKeys: 1, lua: sem + semaphoreAvailableLua },
   latchTrySet: { name: 'rlockLatchTrySetV1', numberOfKeys: 2, lua: latchTrySetLua },
   latchCountDown: { name: 'rlockLatchCountDownV1', numberOfKeys: 4, lua: wakeOneLua + wakeAllLua + latchCountDownLua },
   latchWait: { name: 'rlockLatchWaitV1', numberOfKeys: 2, lua: serverTimeLua + latchWaitLua },
@@ -38,11 +40,14 @@ export interface SemaphoreKeys {
   readonly name: string;
   /** Sorted set of the permits out (semaphore.lua). */
   readonly permits: string;
-  /** Non-fair: waiting clients, their need hints, their wake-up channel prefix. */
+  /**
+   * Non-fair: waiting clients and the promises made to woken clients (semaphore.lua), the need
+   * hints other than '1,1', their wake-up channel prefix.
+   */
   readonly waiters: string;
   readonly needs: string;
   readonly wakePrefix: string;
-  /** Non-fair: permits a notice offered woken clients, not yet taken or handed back. */
+  /** Non-fair: how many permits a promise of more than one holds. */
   readonly promises: string;
   /** Fair: queue of waiting calls, their timeouts, their turn channel prefix. */
   readonly queue: string;

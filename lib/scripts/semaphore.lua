@@ -1,30 +1,45 @@
 -- Shared functions of the semaphore scripts, prepended by semaphore-scripts.ts (after
 -- server-time.lua). A semaphore's permits out are ONE sorted set: each acquisition is a member
--- '<count>:<permit id>' scored by the end of its lease (server ms); the member '#' holds, as its
--- score, how many permits are out in all. Lease ends are above 2^32 and counts far below it, so
--- the two never mix. The set expires when its last lease ends (at most a second later: sem_keep):
--- nothing outlives holders that all died. Every script prunes ended leases first, so a dead holder's permits come back when its
--- lease ends, whoever calls next.
+-- '<count>:<permit id>' scored by the end of its lease (server ms). Lease ends are above 2^32;
+-- below them the set keeps its bookkeeping, at most four members (SEM_LOW), read with the
+-- earliest lease in one ZRANGE by every script:
+--   '#'   score: how many permits are out in all (absent: none)
+--   '#e'  score: minus the server ms until which the set is known to live (sem_keep_permits)
+--   '#q'  the fair queue was seen empty since (absent: unknown, it is read)
+--   '#w'  the non-fair waiter set was seen empty since (absent: unknown, it is read)
+-- A script that adds to the queue or the waiter set drops '#q' or '#w' first. The set expires
+-- when its last lease ends (at most a second later: sem_keep_permits), and is deleted with its
+-- bookkeeping when no permit is out: nothing outlives holders that all died. Every script
+-- prunes ended leases first, so a dead holder's permits come back when its lease ends, whoever
+-- calls next.
+-- The waiter set, promises and the fair queue's turns are semaphore-waiters.lua's, which follows.
 -- The scripts that change a semaphore all take the same keys (semaphore-scripts.ts):
 -- KEYS[1] permits (above)    KEYS[2] waiter set (non-fair)   KEYS[3] need hints
 -- KEYS[4] wake channel prefix                                 KEYS[5] promises
 -- KEYS[6] fair queue         KEYS[7] fair timeouts            KEYS[8] turn channel prefix
 local SEM_LEASES = 4294967296
--- How long permits offered to a woken client stay promised to it (sem_wake) if it neither
--- takes them nor hands them back: a client that died right after its notice.
-local SEM_PROMISE_MS = 1000
-
+local SEM_LOW = 4
 -- A key that must live at least `ms` more is given a second more than that (SEM_SLACK_MS), so
--- calls in a row do not each rewrite its expiry (one PTTL, and a PEXPIRE about once a second).
+-- calls in a row do not each rewrite its expiry (a PEXPIRE about once a second).
 local SEM_SLACK_MS = 1000
+
+-- What this call knows of the permit set (sem_prune reads it): whether it exists, until when it
+-- surely lives (0: unknown), and whether the fair queue and the waiter set were seen empty.
+local sem_set = { exists = false, lives = 0, no_queue = false, no_waiters = false }
 
 -- sem_count(member): how many permits an acquisition holds.
 local function sem_count(member)
   return tonumber(string.match(member, '^(%d+):'))
 end
 
+-- sem_set_out(permits, out): the count of permits out; none: the set goes, bookkeeping and all.
 local function sem_set_out(permits, out)
-  if out > 0 then redis.call('ZADD', permits, out, '#') else redis.call('ZREM', permits, '#') end
+  if out > 0 then
+    redis.call('ZADD', permits, out, '#')
+  else
+    redis.call('DEL', permits)
+    sem_set.exists, sem_set.lives, sem_set.no_queue, sem_set.no_waiters = false, 0, false, false
+  end
 end
 
 -- sem_keep(key, ms): the key lives at least `ms` more (never shortened).
@@ -32,18 +47,56 @@ local function sem_keep(key, ms)
   if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms + SEM_SLACK_MS) end
 end
 
+-- sem_keep_permits(permits, ms, now): as sem_keep for the permit set, which remembers ('#e') until
+-- when it surely lives: no command while that is far enough. Others only lengthen its expiry
+-- (the renewals), so the remembered time is never later than the real one.
+local function sem_keep_permits(permits, ms, now)
+  if sem_set.lives >= now + ms then return end
+  if not sem_set.exists then
+    -- Made by this call: no expiry yet, nothing to read (and '#e' is written by the next grant).
+    redis.call('PEXPIRE', permits, ms + SEM_SLACK_MS)
+    sem_set.exists, sem_set.lives = true, now + ms + SEM_SLACK_MS
+    return
+  end
+  local ttl = redis.call('PTTL', permits)
+  if ttl < ms then
+    redis.call('PEXPIRE', permits, ms + SEM_SLACK_MS)
+    ttl = ms + SEM_SLACK_MS
+  end
+  sem_set.lives = now + ttl
+  redis.call('ZADD', permits, -sem_set.lives, '#e')
+end
+
+-- sem_mark(permits, marker): records that the queue ('#q') or the waiter set ('#w') was seen
+-- empty, when the set exists (a marker never makes a set, nor one without an expiry).
+local function sem_mark(permits, marker)
+  if sem_set.exists then redis.call('ZADD', permits, -1, marker) end
+end
+
 -- sem_prune(permits, now): drops acquisitions whose lease ended (at most 100 per call; the rest
 -- are counted out until a later call drops them: never an over-grant). One read when no lease
--- ended: the set's two lowest entries are '#' (the count) and the earliest lease.
+-- ended: the set's lowest entries are its bookkeeping and the earliest lease.
 -- Returns the permits out after pruning, how many the pruning freed, and the earliest lease end
 -- (server ms; -1 when no permit is out; nil when unknown: pruning ran, see sem_next_end).
 local function sem_prune(permits, now)
-  local low = redis.call('ZRANGE', permits, 0, 1, 'WITHSCORES')
+  local low = redis.call('ZRANGE', permits, 0, SEM_LOW, 'WITHSCORES')
   local out, first = 0, nil
-  if low[1] == '#' then
-    out, first = tonumber(low[2]), tonumber(low[4])
-  elseif low[1] ~= nil then
-    first = tonumber(low[2])
+  sem_set.exists = #low > 0
+  for i = 1, #low, 2 do
+    local name, score = low[i], tonumber(low[i + 1])
+    if score >= SEM_LEASES then
+      first = score
+      break
+    end
+    if name == '#' then
+      out = score
+    elseif name == '#e' then
+      sem_set.lives = -score
+    elseif name == '#q' then
+      sem_set.no_queue = true
+    elseif name == '#w' then
+      sem_set.no_waiters = true
+    end
   end
   if first == nil then return out, 0, -1 end
   if first > now then return out, 0, first end
@@ -67,13 +120,15 @@ local function sem_next_end(permits, now, first)
   return math.max(1, tonumber(first) - now)
 end
 
--- sem_grant(permits, member, count, out, lease, now): the acquisition takes its permits; the set
--- lives until its last lease ends (and at most SEM_SLACK_MS more). Returns the permits out now.
+-- sem_grant(permits, member, count, out, lease, now): the acquisition takes its permits unless
+-- its member is in the set already (a resend of a granted call: nothing changes); the set lives
+-- until its last lease ends (and at most SEM_SLACK_MS more). Returns the permits out now, or nil
+-- for a resend.
 local function sem_grant(permits, member, count, out, lease, now)
-  redis.call('ZADD', permits, now + lease, member)
+  if redis.call('ZADD', permits, 'NX', now + lease, member) == 0 then return nil end
   out = out + count
   sem_set_out(permits, out)
-  sem_keep(permits, lease)
+  sem_keep_permits(permits, lease, now)
   return out
 end
 
@@ -85,138 +140,4 @@ local function sem_notice(publish, channel, message)
     return 1
   end
   return redis.call(publish, channel, message)
-end
-
--- sem_register(waiters, needs, client, hint, sleep_ms, mode, now): a waiting client (re)registers
--- with its need hint (the waiter modes and placement are waiter-set.lua's: a client keeps its
--- first place; one a notice woke goes back to the front). Both keys may expire a second after
--- the client's sleep ends: they cannot outlive clients that all died.
-local function sem_register(waiters, needs, client, hint, sleep_ms, mode, now)
-  if mode == '3' or mode == '4' then
-    if redis.call('ZSCORE', waiters, client) == false then
-      local score = now
-      local head = redis.call('ZRANGE', waiters, 0, 0, 'WITHSCORES')[2]
-      if head and tonumber(head) <= score then score = tonumber(head) - 1 end
-      redis.call('ZADD', waiters, score, client)
-    end
-  else
-    redis.call('ZADD', waiters, 'NX', now, client)
-  end
-  redis.call('HSET', needs, client, hint)
-  sem_keep(waiters, sleep_ms + 1000)
-  sem_keep(needs, sleep_ms + 1000)
-end
-
--- Promises (KEYS[5], a hash): client id -> '<permits>:<server ms the promise ends>', the permits
--- a notice offered a client that it has neither taken (its woken attempt) nor handed back
--- (semaphore-pass-wake-8.lua). They are free in the permit set but spoken for: a later wake-up
--- does not offer them again, so two releases in a row never wake more than they free.
-
--- sem_promised(promises, now): the permits promised and not yet run out (ended ones are dropped),
--- and what each client has promised ('<permits>:<ends>').
-local function sem_promised(promises, now)
-  local entries = redis.call('HGETALL', promises)
-  local total, by_client = 0, {}
-  for i = 1, #entries, 2 do
-    local count, ends = string.match(entries[i + 1], '^(%d+):(%d+)$')
-    if tonumber(ends) > now then
-      total = total + tonumber(count)
-      by_client[entries[i]] = tonumber(count)
-    else
-      redis.call('HDEL', promises, entries[i])
-    end
-  end
-  return total, by_client
-end
-
--- sem_promise(promises, client, count, held, now): `count` more permits are promised to the
--- client, which had `held` promised (nil: none).
-local function sem_promise(promises, client, count, held, now)
-  redis.call('HSET', promises, client, (count + (held or 0)) .. ':' .. (now + SEM_PROMISE_MS))
-  redis.call('PEXPIRE', promises, SEM_PROMISE_MS)
-end
-
--- sem_unpromise(promises, client, count): `count` permits promised to the client were used or
--- handed back (math.huge: all of them).
-local function sem_unpromise(promises, client, count)
-  if count <= 0 then return end
-  local held = redis.call('HGET', promises, client)
-  if not held then return end
-  local have, ends = string.match(held, '^(%d+):(%d+)$')
-  local left = tonumber(have) - count
-  if left > 0 then
-    redis.call('HSET', promises, client, left .. ':' .. ends)
-  else
-    redis.call('HDEL', promises, client)
-  end
-end
-
--- sem_wake(waiters, needs, promises, wake_prefix, publish, free, now): non-fair wake-up when
--- `free` permits are free in all (not only those the caller freed: a request for 2 wakes when
--- the second of two single releases makes 2 free). The budget is what is free and not promised
--- to clients woken before. Clients in the waiter set, longest registered first, each with its
--- need hint ('<smallest local request>,<all local requests>'); a client whose smallest request
--- does not fit what is left is skipped (it stays registered), the others get ONE notice each
--- naming how many permits they may use, are promised those, and leave the set (a waiter that
--- still waits registers again). A notice that reaches nobody is a dead client: dropped, and its
--- share goes to the next.
-local function sem_wake(waiters, needs, promises, wake_prefix, publish, free, now)
-  if free <= 0 then return end
-  local clients = redis.call('ZRANGE', waiters, 0, 63)
-  if #clients == 0 then return end
-  local promised, held = sem_promised(promises, now)
-  local budget = free - promised
-  for _, client in ipairs(clients) do
-    if budget <= 0 then return end
-    local hint = redis.call('HGET', needs, client) or '1,1'
-    local smallest, total = string.match(hint, '^(%d+),(%d+)$')
-    smallest, total = tonumber(smallest) or 1, tonumber(total) or 1
-    if smallest <= budget then
-      local give = math.min(total, budget)
-      redis.call('ZREM', waiters, client)
-      redis.call('HDEL', needs, client)
-      if sem_notice(publish, wake_prefix .. client, tostring(give)) > 0 then
-        budget = budget - give
-        sem_promise(promises, client, give, held[client], now)
-        held[client] = give + (held[client] or 0)
-      end
-    end
-  end
-end
-
--- Fair semaphore: the queue holds waiting calls '<client id>|<n>|<count>' (fair-queue.lua).
-local function sem_waiter_need(waiter)
-  return tonumber(string.match(waiter, '|(%d+)$')) or 1
-end
-
--- sem_head(queue, timeouts, now): the head of the fair queue that has not lost its place (those
--- that did are dropped first), or nil. One read when the queue is empty.
-local function sem_head(queue, timeouts, now)
-  local head = redis.call('ZRANGE', queue, 0, 0)[1]
-  if head == nil then return nil end
-  local ends = redis.call('ZSCORE', timeouts, head)
-  if ends and tonumber(ends) > now then return head end
-  drop_expired(queue, timeouts, now)
-  return redis.call('ZRANGE', queue, 0, 0)[1]
-end
-
--- sem_turn(queue, timeouts, turn_prefix, publish, free_before, free, now): tells the head of the
--- queue that it is its turn when its request fits `free` permits and did not fit `free_before`
--- (it was told then already). Only the head: nobody overtakes it.
-local function sem_turn(queue, timeouts, turn_prefix, publish, free_before, free, now)
-  local head = sem_head(queue, timeouts, now)
-  if head == nil then return end
-  local need = sem_waiter_need(head)
-  if need <= free and need > free_before then
-    sem_notice(publish, turn_prefix .. string.match(head, '^[^|]*'), head)
-  end
-end
-
--- sem_freed(publish, free_before, free, now): permits became free, or promised permits came
--- back (a release, leases that ended, a woken client that gave up): wake non-fair waiters for
--- every free, unpromised permit, and tell the fair head if it fits now and did not before.
--- Takes the common keys (above).
-local function sem_freed(publish, free_before, free, now)
-  sem_wake(KEYS[2], KEYS[3], KEYS[5], KEYS[4], publish, free, now)
-  sem_turn(KEYS[6], KEYS[7], KEYS[8], publish, free_before, free, now)
 end

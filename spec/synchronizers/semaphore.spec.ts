@@ -188,6 +188,35 @@ describe('semaphore', () => {
     expect(await fx.keys()).toEqual([]);
   });
 
+  it('every key of a contended semaphore has an expiry, all along; releasing everything leaves no permit set', async () => {
+    // Non-fair and fair objects on one name, single and double requests (need hints, promises of
+    // one and of two, the permit set's bookkeeping), while a probe checks every key's expiry.
+    const clients = [fx.client(), fx.client(), fx.client()];
+    const probe = fx.redis();
+    const noExpiry = new Set<string>();
+    let running = true;
+    const watching = (async () => {
+      while (running) {
+        for (const key of await fx.keys()) if ((await probe.pttl(key)) === -1) noExpiry.add(key);
+        await sleep(2);
+      }
+    })();
+    await Promise.all(
+      Array.from({ length: 18 }, async (_, task) => {
+        const sem = clients[task % 3]!.getSemaphore('s', { permits: 3, fair: task % 4 === 0 });
+        for (let round = 0; round < 6; round += 1) {
+          await sem.withPermit(() => sleep(task % 2), { permits: (task % 5 === 0 ? 2 : 1), waitTime: 20_000, leaseTime: 5_000 });
+          await sleep(task % 3);
+        }
+      }),
+    );
+    running = false;
+    await watching;
+    for (const key of await fx.keys()) if ((await probe.pttl(key)) === -1) noExpiry.add(key);
+    expect([...noExpiry]).toEqual([]);
+    expect(await probe.exists(`{${fx.prefix}:s}:semaphore`)).toBe(0);
+  });
+
   describe('fair', () => {
     it('strict arrival order across clients; a large head request is not overtaken', async () => {
       const clients = [fx.client(), fx.client(), fx.client()];
