@@ -28,9 +28,26 @@ export interface LockKeys {
   readonly records: string;
 }
 
+// A lock object is made per call as often as not (`getLock(name)` per request): the key names of
+// the names in use are built once and kept, up to KEYS_KEPT names per prefix (then started over).
+const KEYS_KEPT = 1_000;
+const keptKeys = new Map<string, Map<string, LockKeys>>();
+
 export function lockKeys(keyPrefix: string, name: string): LockKeys {
+  let byName = keptKeys.get(keyPrefix);
+  if (!byName) keptKeys.set(keyPrefix, (byName = new Map()));
+  let keys = byName.get(name);
+  if (!keys) {
+    if (byName.size >= KEYS_KEPT) byName.clear();
+    keys = newLockKeys(keyPrefix, name);
+    byName.set(name, keys);
+  }
+  return keys;
+}
+
+function newLockKeys(keyPrefix: string, name: string): LockKeys {
   const base = `{${keyPrefix}:${name}}`;
-  return {
+  return Object.freeze({
     name,
     lock: base,
     waiters: `${base}:waiters`,
@@ -39,7 +56,7 @@ export function lockKeys(keyPrefix: string, name: string): LockKeys {
     queueTimeouts: `${base}:timeouts`,
     turnPrefix: `${base}:turn:`,
     records: `${base}:rec:`,
-  };
+  });
 }
 
 /** The keys of a fenced lock: a reentrant lock's, plus its token counter. */
@@ -70,9 +87,16 @@ export interface WaitTarget {
 }
 
 /** Waiting for an exclusive lock: a wake-up nobody here can use goes to the next client in line. */
+const exclusiveWaits = new WeakMap<LockKeys, WaitTarget>();
+
 export function exclusiveWait(keys: LockKeys): WaitTarget {
-  const { name, lock, waiters, wakePrefix } = keys;
-  return { name, lock, waiters, wakePrefix, handOnWaiters: waiters, handOnWakePrefix: wakePrefix, wakeAll: false };
+  let target = exclusiveWaits.get(keys);
+  if (!target) {
+    const { name, lock, waiters, wakePrefix } = keys;
+    target = { name, lock, waiters, wakePrefix, handOnWaiters: waiters, handOnWakePrefix: wakePrefix, wakeAll: false };
+    exclusiveWaits.set(keys, target);
+  }
+  return target;
 }
 
 /** The keys of a read-write lock (layout: lib/scripts/read-write-holds.lua). */

@@ -1,6 +1,6 @@
 import type { LockCore } from '../core.js';
 import { LockLostError, LockNotHeldError, LockRedisError, ScriptStatus, toLockError } from '../errors.js';
-import { kindOf, type Hold, type PendingRelease, type ReleaseTicket } from './holds.js';
+import { addLease, kindOf, PendingRelease, removeLease, type Hold, type HoldLease, type ReleaseTicket } from './holds.js';
 import { LazyAbort, Lease, type LeaseMovesInit } from './lease.js';
 import { RECORD_MAX_MS, RELEASE_TIMEOUT_MS } from '../options.js';
 import { raceDeadline, TIMED_OUT } from '../waiting/wait.js';
@@ -47,20 +47,12 @@ export function releaseHold(core: LockCore, name: string, hold: Hold, send: Send
   // other members failed): answered as it was, not sent again.
   const done = ticket?.pending?.left;
   if (done !== undefined) return done === ScriptStatus.NotHeld ? Promise.reject(notHeld(name, hold)) : Promise.resolve(done);
-  let finish!: () => void;
-  const settled = new Promise<void>((resolve) => (finish = resolve));
-  const pending: PendingRelease = {
-    requestId: newRequestId(),
-    reExpireMs: hold.watchdog ? core.watchdogTimeoutMs : 0,
-    left: undefined,
-    settled,
-    finish,
-  };
+  const pending = new PendingRelease(newRequestId(), hold.watchdog ? core.watchdogTimeoutMs : 0);
   if (ticket) ticket.pending = pending;
   // The last hold stops being renewed now: if the release never gets through, the lease ends.
   if (hold.count <= 1) {
     hold.ending = true;
-    hold.finalRelease = settled;
+    hold.finalRelease = pending;
   }
   return attempt(core, name, hold, send, pending);
 }
@@ -191,13 +183,13 @@ async function retryUntilAnswered(core: LockCore, name: string, hold: Hold, send
 export function leaseOfHold(
   name: string,
   owner: string,
-  hold: { readonly leases: Set<{ abort(reason?: unknown): void }> } | undefined,
+  hold: { leases: ReadonlySet<HoldLease> } | undefined,
   token: number | undefined,
   release: (ticket: ReleaseTicket) => Promise<unknown>,
   moves?: LeaseMovesInit,
 ): Lease {
   const controller = new LazyAbort();
-  hold?.leases.add(controller);
+  if (hold) addLease(hold, controller);
   const ticket: ReleaseTicket = {};
   return new Lease({
     name,
@@ -206,7 +198,7 @@ export function leaseOfHold(
     token,
     moves,
     release: async () => {
-      hold?.leases.delete(controller);
+      if (hold) removeLease(hold, controller);
       try {
         await release(ticket);
       } catch (error) {

@@ -11,15 +11,37 @@ export function kindOf(target: RenewTarget): ObjectKind {
 }
 
 /** A release that failed (or got no answer in time) and goes on in the background. */
-export interface PendingRelease {
-  /** Sent again with every retry, so Redis applies the release once. */
-  readonly requestId: string;
-  readonly reExpireMs: number;
+export class PendingRelease {
   /** The hold count Redis answered once a retry got through; undefined while none has. */
-  left: number | undefined;
-  /** Resolves (`finish`) once Redis answered this release (a first try or a retry) or its retries stopped. */
-  readonly settled: Promise<void>;
-  readonly finish: () => void;
+  left: number | undefined = undefined;
+  #done = false;
+  #settled: Promise<void> | undefined;
+  #resolve: (() => void) | undefined;
+
+  /**
+   * `requestId` is sent again with every retry, so Redis applies the release once; `reExpireMs`
+   * is the TTL the lock keeps at least when holds remain.
+   */
+  constructor(
+    readonly requestId: string,
+    readonly reExpireMs: number,
+  ) {}
+
+  /** Redis answered this release (a first try or a retry), or its retries stopped. */
+  get done(): boolean {
+    return this.#done;
+  }
+
+  /** Resolves once `done`; made only when someone waits (most releases are answered unseen). */
+  get settled(): Promise<void> {
+    this.#settled ??= this.#done ? Promise.resolve() : new Promise<void>((resolve) => (this.#resolve = resolve));
+    return this.#settled;
+  }
+
+  finish(): void {
+    this.#done = true;
+    this.#resolve?.();
+  }
 }
 
 /** Where a Lease remembers its release once it failed, so that a retry sends the same request. */
@@ -41,6 +63,24 @@ export interface HoldObserver {
   ended?(hold: Hold, why: HoldEnd): void;
 }
 
+/** What a hold aborts when it is lost: its Leases' signals. */
+export interface HoldLease {
+  abort(reason?: unknown): void;
+}
+
+const NO_LEASES: ReadonlySet<HoldLease> = new Set();
+
+/** Adds a Lease to abort with `hold`'s loss. */
+export function addLease(hold: { leases: ReadonlySet<HoldLease> }, lease: HoldLease): void {
+  if (hold.leases === NO_LEASES) hold.leases = new Set();
+  (hold.leases as Set<HoldLease>).add(lease);
+}
+
+/** `lease` is released: the hold's loss no longer concerns it. */
+export function removeLease(hold: { leases: ReadonlySet<HoldLease> }, lease: HoldLease): void {
+  if (hold.leases !== NO_LEASES) (hold.leases as Set<HoldLease>).delete(lease);
+}
+
 /** What the client knows of one owner's holds on one lock (re-entries share it). */
 export class Hold {
   /** Holds confirmed by Redis: each needs one release. */
@@ -59,9 +99,9 @@ export class Hold {
   releasing = 0;
   pending: PendingRelease | undefined;
   /** A last release under way or retried: the owner's next acquisition waits for it (timely-acquire.ts). */
-  finalRelease: Promise<void> | undefined;
-  /** Leases to abort when the hold is lost. */
-  readonly leases = new Set<{ abort(reason?: unknown): void }>();
+  finalRelease: PendingRelease | undefined;
+  /** Leases to abort when the hold is lost (NO_LEASES until one is added: most holds have none). */
+  leases: ReadonlySet<HoldLease> = NO_LEASES;
   /** Told when the hold is renewed or ends (see HoldObserver). */
   observers: HoldObserver[] | undefined;
   /**

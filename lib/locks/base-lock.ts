@@ -15,7 +15,7 @@ import { traceRelease } from '../telemetry/tracing.js';
 import { newRequestId } from '../holding/request-id.js';
 import { runWithLease } from '../holding/with-lease.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
-import { acquireInTime } from './timely-acquire.js';
+import { acquireInTime, type AcquireCall } from './timely-acquire.js';
 import { LockQueries } from './lock-queries.js';
 
 /**
@@ -23,6 +23,9 @@ import { LockQueries } from './lock-queries.js';
  * or CJS) takes the locks of the other. Versioned: MultiLock relies on BaseLock's internals.
  */
 export const BASE_LOCK = Symbol.for('rlock.baseLock.v2');
+
+const isAcquired = (acquired: Acquired | false): boolean => acquired !== false;
+const nothing = (): void => undefined;
 
 /**
  * What every lock kind shares: owner resolution (contexts and unscoped holds), argument
@@ -71,35 +74,41 @@ export abstract class BaseLock extends LockQueries implements RLock {
 
   tryLock(waitTime?: number, leaseTime?: number, options?: SignalOptions): Promise<boolean>;
   tryLock(options: LockWaitOptions): Promise<boolean>;
-  async tryLock(
-    waitOrOptions?: number | LockWaitOptions,
-    leaseTime?: number,
-    options?: SignalOptions,
-  ): Promise<boolean> {
-    const { waitMs, leaseMs, signal, maxHoldMs } = checkTryLockArgs(waitOrOptions, leaseTime, options, this.name);
-    return (await this.take(waitMs ?? 0, leaseMs, signal, maxHoldMs)) !== false;
+  tryLock(waitOrOptions?: number | LockWaitOptions, leaseTime?: number, options?: SignalOptions): Promise<boolean> {
+    let taking: Promise<Acquired | false>;
+    try {
+      const { waitMs, leaseMs, signal, maxHoldMs } = checkTryLockArgs(waitOrOptions, leaseTime, options, this.name);
+      taking = this.take(waitMs ?? 0, leaseMs, signal, maxHoldMs);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return taking.then(isAcquired);
   }
 
-  async unlock(): Promise<void> {
-    const opening = this.opening();
-    if (opening) await opening;
-    const context = currentContext();
-    if (context) {
-      await this.#release(ownerId(this.core.clientId, context.id));
-      return;
+  unlock(): Promise<void> {
+    let opening: Promise<void> | undefined;
+    try {
+      opening = this.opening();
+      if (!opening) return this.#unlockNow();
+    } catch (error) {
+      return Promise.reject(error);
     }
+    return opening.then(() => this.#unlockNow());
+  }
+
+  #unlockNow(): Promise<void> {
+    const context = currentContext();
+    if (context) return this.#release(ownerId(this.core.clientId, context.id)).then(nothing);
     // Taken off the list now, not when Redis answers: concurrent unlocks must not pick the same hold.
     const owner = this.core.holds.takeUnscoped(this.#lockId);
-    if (owner === undefined) throw this.#notHeld();
-    try {
-      await this.#release(owner);
-    } catch (error) {
+    if (owner === undefined) return Promise.reject(this.#notHeld());
+    return this.#release(owner).then(nothing, (error: unknown) => {
       // Still held (the call failed): a retried unlock must find it.
       if (!(error instanceof LockNotHeldError) && this.core.holds.get(this.#lockId, owner)) {
         this.core.holds.rememberUnscoped(this.#lockId, owner);
       }
       throw error;
-    }
+    });
   }
 
   async forceUnlock(): Promise<boolean> {
@@ -165,9 +174,14 @@ export abstract class BaseLock extends LockQueries implements RLock {
   }
 
   /** Acquires for the current owner (the context's, or a fresh one); false when the wait ran out. */
-  protected async take(waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, maxHoldMs?: number): Promise<Acquired | false> {
-    const opening = this.opening();
-    if (opening) await opening;
+  protected take(waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, maxHoldMs?: number): Promise<Acquired | false> {
+    let opening: Promise<void> | undefined;
+    try {
+      opening = this.opening();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (opening) return opening.then(() => this.#acquire(this.#acquiringOwner(), waitMs, leaseMs, signal, true, maxHoldMs));
     return this.#acquire(this.#acquiringOwner(), waitMs, leaseMs, signal, true, maxHoldMs);
   }
 
@@ -189,23 +203,53 @@ export abstract class BaseLock extends LockQueries implements RLock {
 
   /** Acquires for `owner`; `listed`: an unscoped hold goes on the list `unlock()` takes from. */
   #acquire(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined, listed = true, maxHoldMs?: number): Promise<Acquired | false> {
-    return acquireInTime({
-      core: this.core,
-      name: this.name,
-      lockId: this.#lockId,
-      lockKey: this.keys.lock,
-      owner,
-      waitMs,
-      ttlMs: this.ttlFor(leaseMs),
-      signal,
-      attempt: (left) => this.acquireFor(owner, left, leaseMs, signal),
-      holdBefore: () => this.holdOf(owner),
-      abandon: () => this.abandon(owner),
-      rollBack: () => this.releaseFor(owner, 0, newRequestId(), 1_000),
-      confirmed: (acquired) =>
-        void this.trackHold(owner, acquired.sentAt, leaseMs, { unscoped: listed && !currentContext(), maxHoldMs: maxHoldMs ?? this.core.maxHoldTimeMs }),
-    });
+    return acquireInTime(new BaseLock.#Call(this, owner, waitMs, leaseMs, signal, listed && !currentContext(), maxHoldMs ?? this.core.maxHoldTimeMs));
   }
+
+  /** One acquisition call of a lock (timely-acquire.ts): one object per call, no closures. */
+  static readonly #Call = class LockAcquireCall implements AcquireCall {
+    readonly core: LockCore;
+    readonly name: string;
+    readonly lockId: string;
+    readonly lockKey: string;
+    readonly ttlMs: number;
+
+    constructor(
+      readonly lock: BaseLock,
+      readonly owner: string,
+      readonly waitMs: number | undefined,
+      readonly leaseMs: number,
+      readonly signal: AbortSignal | undefined,
+      readonly unscoped: boolean,
+      readonly maxHoldMs: number | undefined,
+    ) {
+      this.core = lock.core;
+      this.name = lock.name;
+      this.lockId = lock.#lockId;
+      this.lockKey = lock.keys.lock;
+      this.ttlMs = lock.ttlFor(leaseMs);
+    }
+
+    attempt(left: number | undefined): Promise<Acquired | false> {
+      return this.lock.acquireFor(this.owner, left, this.leaseMs, this.signal);
+    }
+
+    holdBefore(): Hold | undefined {
+      return this.lock.holdOf(this.owner);
+    }
+
+    abandon(): void {
+      this.lock.abandon(this.owner);
+    }
+
+    rollBack(): Promise<number> {
+      return this.lock.releaseFor(this.owner, 0, newRequestId(), 1_000);
+    }
+
+    confirmed(acquired: Acquired): void {
+      this.lock.trackHold(this.owner, acquired.sentAt, this.leaseMs, { unscoped: this.unscoped, maxHoldMs: this.maxHoldMs });
+    }
+  };
 
   /**
    * Counts a confirmed acquisition of `owner` (sent at `sentAt`) in the client's hold records: the
@@ -262,7 +306,11 @@ export abstract class BaseLock extends LockQueries implements RLock {
     const hold = this.core.holds.get(this.#lockId, owner);
     // Nothing held here: never taken, released, or its lease ran out.
     if (!hold || !this.core.holds.isCurrent(hold)) return Promise.reject(this.#notHeld());
-    return traceRelease(this.core, this.name, owner, this.#lockId, () => releaseHold(this.core, this.name, hold, (...args) => this.releaseFor(...args), ticket));
+    try {
+      return traceRelease(this.core, this.name, owner, this.#lockId, () => releaseHold(this.core, this.name, hold, (...args) => this.releaseFor(...args), ticket));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   #lease(owner: string, acquired: { token?: number | undefined }, release = (ticket: ReleaseTicket) => this.#release(owner, ticket)): Lease {

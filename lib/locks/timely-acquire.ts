@@ -35,41 +35,69 @@ export interface AcquireCall {
 
 /** Runs `call` as one published (and traced) acquisition; resolves with it, or false when the wait ran out. */
 export function acquireInTime(call: AcquireCall): Promise<Acquired | false> {
-  call.signal?.throwIfAborted();
-  assertNotHandedOff(call.lockId, call.name);
+  try {
+    call.signal?.throwIfAborted();
+    assertNotHandedOff(call.lockId, call.name);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   const track = new AcquireTrack(call.core.clientId, call.lockId, call.name, call.owner, { server: call.core.redis.address, signal: call.signal });
   return track.run(() => acquireTracked(call, track));
 }
 
-async function acquireTracked(call: AcquireCall, track: AcquireTrack): Promise<Acquired | false> {
-  const { core, waitMs, ttlMs } = call;
-  const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
+function acquireTracked(call: AcquireCall, track: AcquireTrack): Promise<Acquired | false> {
+  const deadline = call.waitMs === undefined ? Infinity : performance.now() + call.waitMs;
   // The owner's last release, if still on its way, would find the hold this acquisition makes
   // (whose call log does not know that release) and take it back: it settles first.
-  const releasing = core.holds.get(call.lockId, call.owner)?.finalRelease;
-  if (releasing && (await raceDeadline(releasing, deadline, call.signal)) === TIMED_OUT) return track.gaveUp();
-  let acquired: Acquired | false;
-  for (;;) {
-    const left = waitMs === undefined ? undefined : Math.max(0, Math.ceil(deadline - performance.now()));
-    const reentered = call.holdBefore();
-    try {
-      acquired = await call.attempt(left);
-    } catch (error) {
-      throw track.failed(error);
-    }
-    if (acquired === false) return track.gaveUp();
-    track.attempted(acquired);
-    // An answer that came after the lease it granted ran out (by the holder's clock) is no
-    // acquisition: someone else may hold the lock already. Let go, and ask again in time.
-    // A re-entry of a hold the clock ended while the call was out: the let-go of that hold,
-    // sent for the same owner, may have taken this acquisition away in Redis. Same remedy.
-    if (performance.now() < acquired.sentAt + ttlMs - holdDrift(ttlMs) && !reentered?.letGoSent) break;
-    call.abandon();
-    if (left === 0 || performance.now() >= deadline) return track.gaveUp();
+  const releasing = call.core.holds.get(call.lockId, call.owner)?.finalRelease;
+  if (!releasing || releasing.done) return attemptInTime(call, track, deadline);
+  return raceDeadline(releasing.settled, deadline, call.signal).then((settled) => (settled === TIMED_OUT ? track.gaveUp() : attemptInTime(call, track, deadline)));
+}
+
+/**
+ * One attempt, and the next while an answer comes after the lease it granted ran out: a chain of
+ * promises rather than an async frame, since nearly every call takes one attempt.
+ */
+function attemptInTime(call: AcquireCall, track: AcquireTrack, deadline: number): Promise<Acquired | false> {
+  const left = call.waitMs === undefined ? undefined : Math.max(0, Math.ceil(deadline - performance.now()));
+  const reentered = call.holdBefore();
+  let pending: Promise<Acquired | false>;
+  try {
+    pending = call.attempt(left);
+  } catch (error) {
+    return Promise.reject(track.failed(error));
   }
-  if (core.syncReplicas) await confirmReplicas(core, call.name, call.lockKey, () => call.rollBack(), () => call.abandon());
+  return pending.then(
+    (acquired) => {
+      if (acquired === false) return track.gaveUp();
+      track.attempted(acquired);
+      // An answer that came after the lease it granted ran out (by the holder's clock) is no
+      // acquisition: someone else may hold the lock already. Let go, and ask again in time.
+      // A re-entry of a hold the clock ended while the call was out: the let-go of that hold,
+      // sent for the same owner, may have taken this acquisition away in Redis. Same remedy.
+      if (performance.now() < acquired.sentAt + call.ttlMs - holdDrift(call.ttlMs) && !reentered?.letGoSent) return confirm(call, track, acquired);
+      call.abandon();
+      if (left === 0 || performance.now() >= deadline) return track.gaveUp();
+      return attemptInTime(call, track, deadline);
+    },
+    (error: unknown) => {
+      throw track.failed(error);
+    },
+  );
+}
+
+/** A timely acquisition: the replicas confirm it (`syncReplicas`), then the hold is recorded. */
+function confirm(call: AcquireCall, track: AcquireTrack, acquired: Acquired): Acquired | Promise<Acquired> {
+  const { core } = call;
+  if (core.syncReplicas) {
+    return confirmReplicas(core, call.name, call.lockKey, () => call.rollBack(), () => call.abandon()).then(() => recorded(call, track, acquired));
+  }
+  return recorded(call, track, acquired);
+}
+
+function recorded(call: AcquireCall, track: AcquireTrack, acquired: Acquired): Acquired {
   // Synchronously with the reply: the holder's clock (and renewal) start before user code runs.
   call.confirmed(acquired);
-  core.events.emit('acquired', track.acquired());
+  call.core.events.emit('acquired', track.acquired());
   return acquired;
 }

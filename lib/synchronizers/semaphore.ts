@@ -1,6 +1,6 @@
 import type { LockCore } from '../core.js';
 import { InvalidArgumentError, LockAcquireTimeoutError } from '../errors.js';
-import { holdDrift, type Hold, type RenewTarget } from '../holding/holds.js';
+import { addLease, holdDrift, removeLease, type Hold, type RenewTarget } from '../holding/holds.js';
 import { HOLD_ACCESS, type HoldAccess } from '../holding/hold-access.js';
 import { movesOf } from '../holding/lease-moves.js';
 import { capHold } from '../holding/max-hold.js';
@@ -208,7 +208,7 @@ export class Semaphore implements RSemaphore {
   #permitOf(id: string, need: number, hold: Hold): Permit {
     const core = this.#core;
     const controller = new AbortController();
-    hold.leases.add(controller);
+    addLease(hold, controller);
     const ticket: ReleaseTicket = {};
     return new Permit({
       id,
@@ -217,7 +217,7 @@ export class Semaphore implements RSemaphore {
       signal: controller.signal,
       moves: movesOf(core, hold, { kind: 'permit', name: this.name, permits: need, limit: this.permits, fair: this.fair }),
       release: async () => {
-        hold.leases.delete(controller);
+        removeLease(hold, controller);
         // Released already, or lost (the signal said so): nothing to give back.
         if (!core.holds.isCurrent(hold)) return;
         await traceRelease(core, this.name, id, hold.lockId, () => releaseHold(core, this.name, hold, (owner) => this.#send(owner), ticket));
