@@ -35,7 +35,7 @@ const keptKeys = new Map<string, Map<string, LockKeys>>();
 
 export function lockKeys(keyPrefix: string, name: string): LockKeys {
   let byName = keptKeys.get(keyPrefix);
-  if (!byName) keptKeys.set(keyPrefix, (byName = new Map()));
+  if (!byName) keptKeys.set(keyPrefix, (byName = new Map<string, LockKeys>()));
   let keys = byName.get(name);
   if (!keys) {
     if (byName.size >= KEYS_KEPT) byName.clear();
