@@ -47,7 +47,7 @@ export class ExclusiveLockScripts {
     // A single attempt (WaiterMode.Single) never registers as a waiter: its client id is not sent.
     const client = mode === '0' ? '' : clientId;
     const args = [keys.lock, keys.waiters, owner, leaseMs, client, mode, requestId];
-    return this.#runner.run(COMMANDS.acquire, 'acquire', keys.name, args).then(nullOrNumber);
+    return this.#runner.runAs(COMMANDS.acquire, 'acquire', keys.name, args, nullOrNumber);
   }
   /** The fencing token when acquired or re-entered, else the holder's PTTL (ms, -1 = no TTL). */
   async fencedAcquire(
@@ -65,7 +65,7 @@ export class ExclusiveLockScripts {
   release(keys: LockKeys, owner: string, reExpireMs: number, requestId: string, publish: PublishCommand, recordMs: number): Promise<number> {
     // The wake channel and record prefixes are the lock key's (release-2.lua).
     const args = [keys.lock, keys.waiters, owner, reExpireMs, requestId, publish, recordMs];
-    return this.#runner.run(COMMANDS.release, 'release', keys.name, args).then(Number);
+    return this.#runner.runAs(COMMANDS.release, 'release', keys.name, args, Number);
   }
   /** Deletes the lock whoever holds it; true if there was one. Once per `requestId`. */
   async forceUnlock(keys: LockKeys, publish: PublishCommand, requestId: string): Promise<boolean> {

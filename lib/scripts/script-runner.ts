@@ -32,6 +32,22 @@ export class ScriptRunner {
     });
   }
 
+  /**
+   * As {@link run}, with the reply turned into `T` by `answer` in the same step (no promise in
+   * between: the acquire and release of a lock run on every lock call).
+   */
+  runAs<T>(command: ScriptCommand, operation: LockOperation, lockName: string | undefined, args: Arg[], answer: (reply: unknown) => T): Promise<T> {
+    let reply: Promise<unknown>;
+    try {
+      reply = this.port.runScript(command, args);
+    } catch (error) {
+      return Promise.reject(toLockError(error, operation, lockName, 'lock'));
+    }
+    return reply.then(answer, (error: unknown) => {
+      throw toLockError(error, operation, lockName, 'lock');
+    });
+  }
+
   /** Runs one plain command (routed by `key` on a Cluster), failures as for {@link run}. */
   async command(args: Arg[], key: string, operation: LockOperation, lockName: string | undefined, kind: ObjectKind = 'lock'): Promise<unknown> {
     try {

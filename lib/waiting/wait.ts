@@ -51,23 +51,27 @@ class Race<T> implements Racer {
   readonly #signal: AbortSignal | undefined;
   readonly #resolve: (value: T | typeof TIMED_OUT) => void;
   readonly #reject: (reason: unknown) => void;
+  readonly #gaveUp: (() => void) | undefined;
 
-  constructor(at: number, signal: AbortSignal | undefined, resolve: (value: T | typeof TIMED_OUT) => void, reject: (reason: unknown) => void) {
+  constructor(at: number, signal: AbortSignal | undefined, resolve: (value: T | typeof TIMED_OUT) => void, reject: (reason: unknown) => void, gaveUp: (() => void) | undefined) {
     this.at = at;
     this.#signal = signal;
     this.#resolve = resolve;
     this.#reject = reject;
+    this.#gaveUp = gaveUp;
   }
 
   /** The deadline came first. */
   expire(): void {
     this.#signal?.removeEventListener('abort', this);
+    this.#gaveUp?.();
     this.#resolve(TIMED_OUT);
   }
 
   /** The signal aborted first. */
   handleEvent(): void {
     this.#cleanup();
+    this.#gaveUp?.();
     this.#reject(this.#signal?.reason);
   }
 
@@ -91,11 +95,14 @@ class Race<T> implements Racer {
  * Resolves with `promise`'s value, or TIMED_OUT at `deadline` (performance.now() ms), or
  * rejects with the signal's reason on abort. `promise` itself keeps running either way.
  */
-export function raceDeadline<T>(promise: Promise<T>, deadline: number, signal?: AbortSignal): Promise<T | typeof TIMED_OUT> {
+export function raceDeadline<T>(promise: Promise<T>, deadline: number, signal?: AbortSignal, gaveUp?: () => void): Promise<T | typeof TIMED_OUT> {
   if (deadline === Infinity && !signal) return promise;
-  if (signal?.aborted) return Promise.reject(signal.reason as Error);
+  if (signal?.aborted) {
+    gaveUp?.();
+    return Promise.reject(signal.reason as Error);
+  }
   return new Promise<T | typeof TIMED_OUT>((resolve, reject) => {
-    const race = new Race<T>(deadline, signal, resolve, reject);
+    const race = new Race<T>(deadline, signal, resolve, reject, gaveUp);
     if (deadline !== Infinity) {
       racers.add(race);
       arm(deadline);
@@ -251,19 +258,9 @@ export function attemptWithin<R extends Attempt>(
   } catch (error) {
     return Promise.reject(error);
   }
-  const raced = raceDeadline(pending, deadline, guard.signal);
   // No deadline and no signal: nothing can give up on the attempt.
-  if (raced === pending) return pending;
-  return raced.then(
-    (result) => {
-      if (result === TIMED_OUT) undoIfAcquired(pending, guard);
-      return result;
-    },
-    (error: unknown) => {
-      undoIfAcquired(pending, guard);
-      throw error;
-    },
-  );
+  if (deadline === Infinity && !guard.signal) return pending;
+  return raceDeadline(pending, deadline, guard.signal, () => undoIfAcquired(pending, guard));
 }
 
 /** An attempt given up on (deadline, abort): undone if it acquires after all. */
