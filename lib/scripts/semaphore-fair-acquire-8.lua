@@ -32,7 +32,7 @@ local count = sem_count(member)
 local head = nil
 if not sem_set.no_queue then
   head = redis.call('ZRANGE', queue, 0, 0)[1]
-  if head ~= nil and head ~= waiter then head = sem_head(queue, timeouts, now) end
+  if head ~= nil and head ~= waiter then head = sem_head(queue, timeouts, now, head) end
 end
 if (head == nil or head == waiter) and out + count <= limit then
   out = sem_grant(permits, member, count, out, lease, now)
@@ -63,19 +63,33 @@ if sem_set.no_queue then
 end
 local timeout = tonumber(ARGV[5])
 local ticket = redis.call('ZSCORE', queue, waiter)
+local made = false
 if ticket == false then
   local last = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')[2]
   ticket = (tonumber(last) or 0) + 1
   redis.call('ZADD', queue, ticket, waiter)
-  -- A queue made now has no expiry yet, while the timeouts set may have one.
-  if last == nil then redis.call('PEXPIRE', queue, timeout + SEM_SLACK_MS) end
+  made = last == nil
 end
 redis.call('ZADD', timeouts, now + timeout, waiter)
 -- The two sets hold the same waiters, so they are made and emptied together, and their expiry
--- is set together: one PTTL tells both.
-if redis.call('PTTL', timeouts) < timeout then
-  redis.call('PEXPIRE', queue, timeout + SEM_SLACK_MS)
-  redis.call('PEXPIRE', timeouts, timeout + SEM_SLACK_MS)
+-- is set together: one PTTL tells both. The permit set remembers it ('#eq', semaphore.lua): no
+-- PTTL while that is far enough. Made now (empty before): no expiry yet, nothing to read.
+local ttl = nil
+if made then
+  ttl = -1
+elseif sem_set.queue_lives < now + timeout then
+  ttl = redis.call('PTTL', timeouts)
+end
+if ttl ~= nil then
+  if ttl < timeout then
+    ttl = timeout + SEM_SLACK_MS
+    redis.call('PEXPIRE', queue, ttl)
+    redis.call('PEXPIRE', timeouts, ttl)
+  end
+  if sem_set.exists then
+    sem_set.queue_lives = now + ttl
+    redis.call('ZADD', permits, -sem_set.queue_lives, '#eq')
+  end
 end
 
 -- Behind the head: until the waiter just ahead loses its place, that waiter being one that still

@@ -101,7 +101,8 @@ function permitQueue(core: LockCore, keys: SemaphoreKeys, limit: number): Permit
         {
           ...hooks,
           passWake: (permits, leave) => void scripts.passWake(keys, core.clientId, limit, core.publish, permits, leave).catch(onError),
-          leaveWaiterSet: () => void scripts.leaveWaiterSet(keys, core.clientId).catch(onError),
+          // A script, not a ZREM: it also drops the waiter set when only its keeper is left.
+          leaveWaiterSet: () => void scripts.passWake(keys, core.clientId, limit, core.publish, 0, true).catch(onError),
         },
         SUBSCRIPTION_LINGER_MS,
       ),
