@@ -11,6 +11,7 @@
 -- ARGV[4] waiter id; '' for a single attempt, which never queues
 -- ARGV[5] wait timeout, ms: how long a waiter keeps its place without checking in
 -- ARGV[6] publish command
+-- ARGV[7] '1': the waiter's first attempt (it is not queued unless this is a resend of it)
 -- Returns nil when granted. Otherwise the latest time to ask again, ms: for the head, until the
 -- earliest lease ends; behind it, until the waiter ahead loses its place. 0 after a failed
 -- single attempt.
@@ -62,13 +63,18 @@ if sem_set.no_queue then
   sem_set.no_queue = false
 end
 local timeout = tonumber(ARGV[5])
-local ticket = redis.call('ZSCORE', queue, waiter)
+-- A first attempt is not queued yet (no read), unless it is a resend: its ZADD NX finds it.
+local ticket = false
+if ARGV[7] ~= '1' then ticket = redis.call('ZSCORE', queue, waiter) end
 local made = false
 if ticket == false then
   local last = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')[2]
   ticket = (tonumber(last) or 0) + 1
-  redis.call('ZADD', queue, ticket, waiter)
-  made = last == nil
+  if redis.call('ZADD', queue, 'NX', ticket, waiter) == 0 then
+    ticket = redis.call('ZSCORE', queue, waiter)
+  else
+    made = last == nil
+  end
 end
 redis.call('ZADD', timeouts, now + timeout, waiter)
 -- The two sets hold the same waiters, so they are made and emptied together, and their expiry

@@ -121,7 +121,7 @@ export class SynchronizerScripts {
     return reply === null ? null : Number(reply);
   }
 
-  /** Fair: null when granted, else the latest time to ask again, ms. */
+  /** Fair: null when granted, else the latest time to ask again, ms. `first`: the waiter's first attempt. */
   async fairAcquire(
     keys: SemaphoreKeys,
     member: string,
@@ -130,8 +130,9 @@ export class SynchronizerScripts {
     waiterId: string,
     waitTimeoutMs: number,
     publish: PublishCommand,
+    first = false,
   ): Promise<number | null> {
-    const args = [...semaphoreKeyList(keys), member, limit, leaseMs, waiterId, waitTimeoutMs, publish];
+    const args = [...semaphoreKeyList(keys), member, limit, leaseMs, waiterId, waitTimeoutMs, publish, first ? '1' : '0'];
     const reply = await this.#runner.run(COMMANDS.semFairAcquire, 'acquire', keys.name, args, 'semaphore');
     return reply === null ? null : Number(reply);
   }

@@ -114,9 +114,12 @@ export function waitInTurn(request: PermitRequest): Promise<Acquired | false> {
   const { core, keys, limit, need, id, ttlMs, waitMs, signal, abandon } = request;
   const scripts = core.scripts.synchronizers;
   const waitTimeoutMs = core.fairLockWaitTimeoutMs;
+  let sent = 0;
   const attempt = async (waiterId: string): Promise<FairAttempt> => {
     const sentAt = performance.now();
-    const recheckMs = await scripts.fairAcquire(keys, id, limit, ttlMs, waiterId, waitTimeoutMs, core.publish);
+    // The first attempt of a waiter: Redis need not look for it in the queue.
+    const first = waiterId !== '' && sent++ === 0;
+    const recheckMs = await scripts.fairAcquire(keys, id, limit, ttlMs, waiterId, waitTimeoutMs, core.publish, first);
     return recheckMs === null ? { acquired: true, sentAt } : { acquired: false, recheckMs };
   };
   if (waitMs === 0) return acquireOnce(() => attempt(''), { signal, abandon });
