@@ -29,10 +29,12 @@ end
 
 local count = sem_count(member)
 -- The head that has not lost its place (one read when this waiter is the head or none waits;
--- none when the queue was seen empty: semaphore.lua's '#q').
-local head = nil
+-- none when the queue was seen empty: semaphore.lua's '#q'), and the one after it: the next head
+-- when this waiter, the head, is granted (false: none).
+local head, second = nil, nil
 if not sem_set.no_queue then
-  head = redis.call('ZRANGE', queue, 0, 0)[1]
+  local first = redis.call('ZRANGE', queue, 0, 1)
+  head, second = first[1], first[2] or false
   if head ~= nil and head ~= waiter then head = sem_head(queue, timeouts, now, head) end
 end
 if (head == nil or head == waiter) and out + count <= limit then
@@ -41,7 +43,7 @@ if (head == nil or head == waiter) and out + count <= limit then
   -- nil: a resend of a call granted before (its member is in the set), which changes nothing more.
   if out == nil then return nil end
   -- The next in line may fit in what is left: it was not the head before, so it is told now.
-  if head ~= nil then sem_turn(queue, timeouts, KEYS[8], ARGV[6], -1, limit - out, now) end
+  if head ~= nil then sem_turn(queue, timeouts, KEYS[8], ARGV[6], -1, limit - out, now, second) end
   -- Leases that ended freed permits: non-fair waiters (of objects on the same name) too.
   if freed > 0 then sem_wake(KEYS[2], KEYS[3], KEYS[5], KEYS[4], ARGV[6], limit - out, now) end
   return nil

@@ -189,10 +189,11 @@ end
 
 -- sem_head(queue, timeouts, now, read): the head of the fair queue that has not lost its place
 -- (those that did are dropped first), or nil. One read when the queue is empty; `read`: the head
--- as this call read it already (nil: read it here).
+-- as this call read it already (false: the queue is empty; nil: read it here).
 local function sem_head(queue, timeouts, now, read)
   if sem_set.no_queue then return nil end
-  local head = read or redis.call('ZRANGE', queue, 0, 0)[1]
+  local head = read
+  if head == nil then head = redis.call('ZRANGE', queue, 0, 0)[1] elseif head == false then head = nil end
   if head ~= nil then
     local ends = redis.call('ZSCORE', timeouts, head)
     if ends and tonumber(ends) > now then return head end
@@ -206,12 +207,13 @@ local function sem_head(queue, timeouts, now, read)
   return head
 end
 
--- sem_turn(queue, timeouts, turn_prefix, publish, free_before, free, now): tells the head of the
--- queue that it is its turn when its request fits `free` permits and did not fit `free_before`
--- (it was told then already). Only the head: nobody overtakes it.
-local function sem_turn(queue, timeouts, turn_prefix, publish, free_before, free, now)
+-- sem_turn(queue, timeouts, turn_prefix, publish, free_before, free, now, read): tells the head of
+-- the queue that it is its turn when its request fits `free` permits and did not fit
+-- `free_before` (it was told then already). Only the head: nobody overtakes it. `read`: as
+-- sem_head's.
+local function sem_turn(queue, timeouts, turn_prefix, publish, free_before, free, now, read)
   if free <= 0 then return end
-  local head = sem_head(queue, timeouts, now)
+  local head = sem_head(queue, timeouts, now, read)
   if head == nil then return end
   local need = sem_waiter_need(head)
   if need <= free and need > free_before then
