@@ -11,6 +11,7 @@
 -- ARGV[4] waiter id; '' for a single attempt, which never queues
 -- ARGV[5] wait timeout, ms: how long a waiter keeps its place without checking in
 -- ARGV[6] publish command
+-- ARGV[7] '1': the waiter's first attempt (it is not queued unless this is a resend of it)
 -- Returns nil when granted. Otherwise the latest time to ask again, ms: for the head, until the
 -- earliest lease ends; behind it, until the waiter ahead loses its place. 0 after a failed
 -- single attempt.
@@ -28,11 +29,13 @@ end
 
 local count = sem_count(member)
 -- The head that has not lost its place (one read when this waiter is the head or none waits;
--- none when the queue was seen empty: semaphore.lua's '#q').
-local head = nil
+-- none when the queue was seen empty: semaphore.lua's '#q'), and the one after it: the next head
+-- when this waiter, the head, is granted (false: none).
+local head, second = nil, nil
 if not sem_set.no_queue then
-  head = redis.call('ZRANGE', queue, 0, 0)[1]
-  if head ~= nil and head ~= waiter then head = sem_head(queue, timeouts, now) end
+  local first = redis.call('ZRANGE', queue, 0, 1)
+  head, second = first[1], first[2] or false
+  if head ~= nil and head ~= waiter then head = sem_head(queue, timeouts, now, head) end
 end
 if (head == nil or head == waiter) and out + count <= limit then
   out = sem_grant(permits, member, count, out, lease, now)
@@ -40,7 +43,7 @@ if (head == nil or head == waiter) and out + count <= limit then
   -- nil: a resend of a call granted before (its member is in the set), which changes nothing more.
   if out == nil then return nil end
   -- The next in line may fit in what is left: it was not the head before, so it is told now.
-  if head ~= nil then sem_turn(queue, timeouts, KEYS[8], ARGV[6], -1, limit - out, now) end
+  if head ~= nil then sem_turn(queue, timeouts, KEYS[8], ARGV[6], -1, limit - out, now, second) end
   -- Leases that ended freed permits: non-fair waiters (of objects on the same name) too.
   if freed > 0 then sem_wake(KEYS[2], KEYS[3], KEYS[5], KEYS[4], ARGV[6], limit - out, now) end
   return nil
@@ -62,20 +65,39 @@ if sem_set.no_queue then
   sem_set.no_queue = false
 end
 local timeout = tonumber(ARGV[5])
-local ticket = redis.call('ZSCORE', queue, waiter)
+-- A first attempt is not queued yet (no read), unless it is a resend: its ZADD NX finds it.
+local ticket = false
+if ARGV[7] ~= '1' then ticket = redis.call('ZSCORE', queue, waiter) end
+local made = false
 if ticket == false then
   local last = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')[2]
   ticket = (tonumber(last) or 0) + 1
-  redis.call('ZADD', queue, ticket, waiter)
-  -- A queue made now has no expiry yet, while the timeouts set may have one.
-  if last == nil then redis.call('PEXPIRE', queue, timeout + SEM_SLACK_MS) end
+  if redis.call('ZADD', queue, 'NX', ticket, waiter) == 0 then
+    ticket = redis.call('ZSCORE', queue, waiter)
+  else
+    made = last == nil
+  end
 end
 redis.call('ZADD', timeouts, now + timeout, waiter)
 -- The two sets hold the same waiters, so they are made and emptied together, and their expiry
--- is set together: one PTTL tells both.
-if redis.call('PTTL', timeouts) < timeout then
-  redis.call('PEXPIRE', queue, timeout + SEM_SLACK_MS)
-  redis.call('PEXPIRE', timeouts, timeout + SEM_SLACK_MS)
+-- is set together: one PTTL tells both. The permit set remembers it ('#eq', semaphore.lua): no
+-- PTTL while that is far enough. Made now (empty before): no expiry yet, nothing to read.
+local ttl = nil
+if made then
+  ttl = -1
+elseif sem_set.queue_lives < now + timeout then
+  ttl = redis.call('PTTL', timeouts)
+end
+if ttl ~= nil then
+  if ttl < timeout then
+    ttl = timeout + SEM_SLACK_MS
+    redis.call('PEXPIRE', queue, ttl)
+    redis.call('PEXPIRE', timeouts, ttl)
+  end
+  if sem_set.exists then
+    sem_set.queue_lives = now + ttl
+    redis.call('ZADD', permits, -sem_set.queue_lives, '#eq')
+  end
 end
 
 -- Behind the head: until the waiter just ahead loses its place, that waiter being one that still

@@ -6,7 +6,7 @@
 -- ARGV[1] client id
 -- ARGV[2] limit
 -- ARGV[3] publish command
--- ARGV[4] permits handed back, or 'all' (everything promised to the client)
+-- ARGV[4] permits handed back (0: none, the client only leaves), or 'all' (everything promised)
 -- ARGV[5] '1': the client leaves the waiter set
 -- Returns nothing.
 local now = server_ms()
@@ -17,5 +17,6 @@ if ARGV[5] == '1' then
 end
 sem_unpromise(KEYS[2], KEYS[5], client, ARGV[4] == 'all' and math.huge or tonumber(ARGV[4]))
 local out, freed = sem_prune(KEYS[1], now)
+if ARGV[5] == '1' then sem_leave_keeper(KEYS[2]) end
 local free = tonumber(ARGV[2]) - out
 sem_freed(ARGV[3], free - freed, free, now)

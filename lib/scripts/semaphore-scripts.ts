@@ -24,11 +24,11 @@ const sem = serverTimeLua + fairQueueLua + semaphoreLua + semaphoreWaitersLua;
 // Versioned names, as in registry.ts: two rlock versions sharing a connection never swap scripts.
 // The scripts that change a semaphore take the same keys (semaphoreKeyList, semaphore.lua).
 const COMMANDS = {
-  semAcquire: { name: 'rlockSemAcquireV4', numberOfKeys: 8, lua: sem + semaphoreAcquireLua },
-  semRelease: { name: 'rlockSemReleaseV4', numberOfKeys: 8, lua: sem + semaphoreReleaseLua },
-  semPassWake: { name: 'rlockSemPassWakeV4', numberOfKeys: 8, lua: sem + semaphorePassWakeLua },
-  semFairAcquire: { name: 'rlockSemFairAcquireV4', numberOfKeys: 8, lua: sem + semaphoreFairAcquireLua },
-  semFairLeave: { name: 'rlockSemFairLeaveV4', numberOfKeys: 8, lua: sem + semaphoreFairLeaveLua },
+  semAcquire: { name: 'rlockSemAcquireV5', numberOfKeys: 8, lua: sem + semaphoreAcquireLua },
+  semRelease: { name: 'rlockSemReleaseV5', numberOfKeys: 8, lua: sem + semaphoreReleaseLua },
+  semPassWake: { name: 'rlockSemPassWakeV5', numberOfKeys: 8, lua: sem + semaphorePassWakeLua },
+  semFairAcquire: { name: 'rlockSemFairAcquireV5', numberOfKeys: 8, lua: sem + semaphoreFairAcquireLua },
+  semFairLeave: { name: 'rlockSemFairLeaveV5', numberOfKeys: 8, lua: sem + semaphoreFairLeaveLua },
   semAvailable: { name: 'rlockSemAvailableV2', numberOfKeys: 1, lua: sem + semaphoreAvailableLua },
   latchTrySet: { name: 'rlockLatchTrySetV1', numberOfKeys: 2, lua: latchTrySetLua },
   latchCountDown: { name: 'rlockLatchCountDownV1', numberOfKeys: 4, lua: wakeOneLua + wakeAllLua + latchCountDownLua },
@@ -121,7 +121,7 @@ export class SynchronizerScripts {
     return reply === null ? null : Number(reply);
   }
 
-  /** Fair: null when granted, else the latest time to ask again, ms. */
+  /** Fair: null when granted, else the latest time to ask again, ms. `first`: the waiter's first attempt. */
   async fairAcquire(
     keys: SemaphoreKeys,
     member: string,
@@ -130,8 +130,9 @@ export class SynchronizerScripts {
     waiterId: string,
     waitTimeoutMs: number,
     publish: PublishCommand,
+    first = false,
   ): Promise<number | null> {
-    const args = [...semaphoreKeyList(keys), member, limit, leaseMs, waiterId, waitTimeoutMs, publish];
+    const args = [...semaphoreKeyList(keys), member, limit, leaseMs, waiterId, waitTimeoutMs, publish, first ? '1' : '0'];
     const reply = await this.#runner.run(COMMANDS.semFairAcquire, 'acquire', keys.name, args, 'semaphore');
     return reply === null ? null : Number(reply);
   }
@@ -143,23 +144,12 @@ export class SynchronizerScripts {
   }
 
   /**
-   * A woken client hands back `permits` promised to it ('all': everything), and leaves the
-   * waiter set if `leave`; the free permits go to the next clients.
+   * A woken client hands back `permits` promised to it ('all': everything; 0: none), and leaves
+   * the waiter set if `leave`; the free permits go to the next clients.
    */
   async passWake(keys: SemaphoreKeys, clientId: string, limit: number, publish: PublishCommand, permits: number | 'all', leave: boolean): Promise<void> {
     const args = [...semaphoreKeyList(keys), clientId, limit, publish, permits, leave ? '1' : '0'];
     await this.#runner.run(COMMANDS.semPassWake, 'acquire', keys.name, args, 'semaphore');
-  }
-
-  async leaveWaiterSet(keys: SemaphoreKeys, clientId: string): Promise<void> {
-    try {
-      await this.#runner.port.transaction(keys.waiters, [
-        ['zrem', keys.waiters, clientId],
-        ['hdel', keys.needs, clientId],
-      ]);
-    } catch (error) {
-      throw toLockError(error, 'acquire', keys.name, 'semaphore');
-    }
   }
 
   async fairLeave(keys: SemaphoreKeys, waiterId: string, limit: number, publish: PublishCommand): Promise<void> {

@@ -16,15 +16,45 @@ local function sem_hinted(score)
   return tonumber(score) % 1 ~= 0
 end
 
+-- The waiter set's expiry is remembered in the permit set ('#w', semaphore.lua), so registering
+-- and promising need no PTTL. Its keeper, a member scored below every other, stays while that is
+-- remembered: a set whose last waiter left is not deleted, then made again without an expiry. A
+-- wake-up that finds only the keeper deletes the set and marks it empty instead.
+local SEM_KEEPER = '#'
+local SEM_KEEPER_SCORE = -4503599627370496
+
+-- sem_keep_waiters(waiters, ms, now): as sem_keep for the waiter set; no command while the
+-- remembered expiry is far enough (others only lengthen it, and the keeper keeps the set).
+local function sem_keep_waiters(waiters, ms, now)
+  if sem_set.waiters_lives >= now + ms then return end
+  redis.call('ZADD', waiters, SEM_KEEPER_SCORE, SEM_KEEPER)
+  local ttl = redis.call('PTTL', waiters)
+  if ttl < ms then
+    redis.call('PEXPIRE', waiters, ms + SEM_SLACK_MS)
+    ttl = ms + SEM_SLACK_MS
+  end
+  if sem_set.exists then
+    sem_set.waiters_lives, sem_set.no_waiters = now + ttl, false
+    redis.call('ZADD', KEYS[1], -sem_set.waiters_lives, '#w')
+  end
+end
+
+-- sem_leave_keeper(waiters): a client left the waiter set for good; if only the keeper is left,
+-- the set goes and is marked empty (a set nobody waits in is not left behind).
+local function sem_leave_keeper(waiters)
+  if redis.call('ZCARD', waiters) ~= 1 or not redis.call('ZSCORE', waiters, SEM_KEEPER) then return end
+  redis.call('DEL', waiters)
+  sem_set.waiters_lives = 0
+  sem_mark(KEYS[1], '#w')
+  sem_set.no_waiters = sem_set.exists
+end
+
 -- sem_register(waiters, needs, client, hint, sleep_ms, mode, now): a waiting client (re)registers
 -- with its need hint (the waiter modes and placement are waiter-set.lua's: a client keeps its
 -- first place; one a notice woke goes back to the front). Both keys may expire a second after
 -- the client's sleep ends: they cannot outlive clients that all died.
 local function sem_register(waiters, needs, client, hint, sleep_ms, mode, now)
-  if sem_set.no_waiters then
-    redis.call('ZREM', KEYS[1], '#w')
-    sem_set.no_waiters = false
-  end
+  -- Seen empty ('#w' is -1): no expiry is remembered, so sem_keep_waiters (below) rewrites '#w'.
   local flag = hint == SEM_NO_HINT and 0 or SEM_HINTED
   local score = false
   if mode == '3' or mode == '4' then score = redis.call('ZSCORE', waiters, client) end
@@ -44,7 +74,7 @@ local function sem_register(waiters, needs, client, hint, sleep_ms, mode, now)
       redis.call('HDEL', needs, client)
     end
   end
-  sem_keep(waiters, sleep_ms + 1000)
+  sem_keep_waiters(waiters, sleep_ms + 1000, now)
   if flag > 0 then
     redis.call('HSET', needs, client, hint)
     sem_keep(needs, sleep_ms + 1000)
@@ -71,7 +101,7 @@ local function sem_promise(waiters, promises, client, count, held, now)
     redis.call('PEXPIRE', promises, SEM_PROMISE_MS)
     redis.call('ZADD', waiters, score, '%' .. client)
   end
-  sem_keep(waiters, SEM_PROMISE_MS)
+  sem_keep_waiters(waiters, SEM_PROMISE_MS, now)
 end
 
 -- sem_unpromise(waiters, promises, client, count): `count` permits promised to the client were
@@ -104,6 +134,10 @@ local function sem_wake(waiters, needs, promises, wake_prefix, publish, free, no
   if free <= 0 then return end
   if sem_set.no_waiters then return end
   local entries = redis.call('ZRANGE', waiters, 0, 63, 'WITHSCORES')
+  if entries[1] == SEM_KEEPER and #entries == 2 then
+    redis.call('ZREM', waiters, SEM_KEEPER)
+    entries, sem_set.waiters_lives = {}, 0
+  end
   if #entries == 0 then
     sem_mark(KEYS[1], '#w')
     sem_set.no_waiters = true
@@ -112,7 +146,9 @@ local function sem_wake(waiters, needs, promises, wake_prefix, publish, free, no
   local budget, held, clients = free, {}, {}
   for i = 1, #entries, 2 do
     local name, score = entries[i], tonumber(entries[i + 1])
-    if score >= 0 then
+    if name == SEM_KEEPER then
+      -- The keeper: nobody's.
+    elseif score >= 0 then
       clients[#clients + 1] = name
       clients[name] = score
     else
@@ -151,11 +187,13 @@ local function sem_waiter_need(waiter)
   return tonumber(string.match(waiter, '|(%d+)$')) or 1
 end
 
--- sem_head(queue, timeouts, now): the head of the fair queue that has not lost its place (those
--- that did are dropped first), or nil. One read when the queue is empty.
-local function sem_head(queue, timeouts, now)
+-- sem_head(queue, timeouts, now, read): the head of the fair queue that has not lost its place
+-- (those that did are dropped first), or nil. One read when the queue is empty; `read`: the head
+-- as this call read it already (false: the queue is empty; nil: read it here).
+local function sem_head(queue, timeouts, now, read)
   if sem_set.no_queue then return nil end
-  local head = redis.call('ZRANGE', queue, 0, 0)[1]
+  local head = read
+  if head == nil then head = redis.call('ZRANGE', queue, 0, 0)[1] elseif head == false then head = nil end
   if head ~= nil then
     local ends = redis.call('ZSCORE', timeouts, head)
     if ends and tonumber(ends) > now then return head end
@@ -169,12 +207,13 @@ local function sem_head(queue, timeouts, now)
   return head
 end
 
--- sem_turn(queue, timeouts, turn_prefix, publish, free_before, free, now): tells the head of the
--- queue that it is its turn when its request fits `free` permits and did not fit `free_before`
--- (it was told then already). Only the head: nobody overtakes it.
-local function sem_turn(queue, timeouts, turn_prefix, publish, free_before, free, now)
+-- sem_turn(queue, timeouts, turn_prefix, publish, free_before, free, now, read): tells the head of
+-- the queue that it is its turn when its request fits `free` permits and did not fit
+-- `free_before` (it was told then already). Only the head: nobody overtakes it. `read`: as
+-- sem_head's.
+local function sem_turn(queue, timeouts, turn_prefix, publish, free_before, free, now, read)
   if free <= 0 then return end
-  local head = sem_head(queue, timeouts, now)
+  local head = sem_head(queue, timeouts, now, read)
   if head == nil then return end
   local need = sem_waiter_need(head)
   if need <= free and need > free_before then

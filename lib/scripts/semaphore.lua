@@ -1,12 +1,14 @@
 -- Shared functions of the semaphore scripts, prepended by semaphore-scripts.ts (after
 -- server-time.lua). A semaphore's permits out are ONE sorted set: each acquisition is a member
 -- '<count>:<permit id>' scored by the end of its lease (server ms). Lease ends are above 2^32;
--- below them the set keeps its bookkeeping, at most four members (SEM_LOW), read with the
+-- below them the set keeps its bookkeeping, at most five members (SEM_LOW), read with the
 -- earliest lease in one ZRANGE by every script:
 --   '#'   score: how many permits are out in all (absent: none)
 --   '#e'  score: minus the server ms until which the set is known to live (sem_keep_permits)
+--   '#eq' score: the same for the fair queue and its timeouts set (semaphore-fair-acquire-8.lua)
 --   '#q'  the fair queue was seen empty since (absent: unknown, it is read)
---   '#w'  the non-fair waiter set was seen empty since (absent: unknown, it is read)
+--   '#w'  score -1: the non-fair waiter set was seen empty since; below: minus the server ms
+--         until which it is known to live (sem_keep_waiters); absent: unknown, it is read
 -- A script that adds to the queue or the waiter set drops '#q' or '#w' first. The set expires
 -- when its last lease ends (at most a second later: sem_keep_permits), and is deleted with its
 -- bookkeeping when no permit is out: nothing outlives holders that all died. Every script
@@ -18,14 +20,15 @@
 -- KEYS[4] wake channel prefix                                 KEYS[5] promises
 -- KEYS[6] fair queue         KEYS[7] fair timeouts            KEYS[8] turn channel prefix
 local SEM_LEASES = 4294967296
-local SEM_LOW = 4
+local SEM_LOW = 5
 -- A key that must live at least `ms` more is given a second more than that (SEM_SLACK_MS), so
 -- calls in a row do not each rewrite its expiry (a PEXPIRE about once a second).
 local SEM_SLACK_MS = 1000
 
--- What this call knows of the permit set (sem_prune reads it): whether it exists, until when it
--- surely lives (0: unknown), and whether the fair queue and the waiter set were seen empty.
-local sem_set = { exists = false, lives = 0, no_queue = false, no_waiters = false }
+-- What this call knows of the permit set (sem_prune reads it): whether it exists, until when it,
+-- the waiter set and the fair queue surely live (0: unknown), and whether the fair queue and the
+-- waiter set were seen empty.
+local sem_set = { exists = false, lives = 0, waiters_lives = 0, queue_lives = 0, no_queue = false, no_waiters = false }
 
 -- sem_count(member): how many permits an acquisition holds.
 local function sem_count(member)
@@ -39,6 +42,7 @@ local function sem_set_out(permits, out)
   else
     redis.call('DEL', permits)
     sem_set.exists, sem_set.lives, sem_set.no_queue, sem_set.no_waiters = false, 0, false, false
+    sem_set.waiters_lives, sem_set.queue_lives = 0, 0
   end
 end
 
@@ -92,10 +96,12 @@ local function sem_prune(permits, now)
       out = score
     elseif name == '#e' then
       sem_set.lives = -score
+    elseif name == '#eq' then
+      sem_set.queue_lives = -score
     elseif name == '#q' then
       sem_set.no_queue = true
     elseif name == '#w' then
-      sem_set.no_waiters = true
+      if score == -1 then sem_set.no_waiters = true else sem_set.waiters_lives = -score end
     end
   end
   if first == nil then return out, 0, -1 end

@@ -101,7 +101,8 @@ function permitQueue(core: LockCore, keys: SemaphoreKeys, limit: number): Permit
         {
           ...hooks,
           passWake: (permits, leave) => void scripts.passWake(keys, core.clientId, limit, core.publish, permits, leave).catch(onError),
-          leaveWaiterSet: () => void scripts.leaveWaiterSet(keys, core.clientId).catch(onError),
+          // A script, not a ZREM: it also drops the waiter set when only its keeper is left.
+          leaveWaiterSet: () => void scripts.passWake(keys, core.clientId, limit, core.publish, 0, true).catch(onError),
         },
         SUBSCRIPTION_LINGER_MS,
       ),
@@ -113,9 +114,12 @@ export function waitInTurn(request: PermitRequest): Promise<Acquired | false> {
   const { core, keys, limit, need, id, ttlMs, waitMs, signal, abandon } = request;
   const scripts = core.scripts.synchronizers;
   const waitTimeoutMs = core.fairLockWaitTimeoutMs;
+  let sent = 0;
   const attempt = async (waiterId: string): Promise<FairAttempt> => {
     const sentAt = performance.now();
-    const recheckMs = await scripts.fairAcquire(keys, id, limit, ttlMs, waiterId, waitTimeoutMs, core.publish);
+    // The first attempt of a waiter: Redis need not look for it in the queue.
+    const first = waiterId !== '' && sent++ === 0;
+    const recheckMs = await scripts.fairAcquire(keys, id, limit, ttlMs, waiterId, waitTimeoutMs, core.publish, first);
     return recheckMs === null ? { acquired: true, sentAt } : { acquired: false, recheckMs };
   };
   if (waitMs === 0) return acquireOnce(() => attempt(''), { signal, abandon });

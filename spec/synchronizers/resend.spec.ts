@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LockClient } from '../../lib/index.js';
-import { until } from '../helpers/fixtures.js';
+import { sleep, until } from '../helpers/fixtures.js';
 import { ping } from '../helpers/clients.js';
 import { useFaultRig } from '../helpers/fault-rig.js';
 
@@ -32,6 +32,31 @@ describe('semaphore and latch: every changing call is applied once under resend'
       expect(await rig.admin.exists(permitsKey('s'))).toBe(0);
     });
   }
+
+  it("a fair waiter's first attempt, resent, keeps its place in the queue", async () => {
+    const sem = (client: LockClient) => client.getSemaphore('q', { permits: 1, fair: true });
+    const held = await sem(rig.client(rig.lockConnect('direct'))).acquire({ leaseTime: 30_000 });
+    const order: string[] = [];
+    const take = (who: string, client: LockClient): Promise<void> =>
+      sem(client)
+        .acquire({ waitTime: 20_000 })
+        .then(async (permit) => {
+          order.push(who);
+          await permit.release();
+        });
+    const client = await proxied();
+    // The first attempt queues the waiter; its reply is lost and it is resent after another queued.
+    rig.proxy.swallowReplies(1, { thenBlackhole: true });
+    const first = take('first', client);
+    await until(() => rig.proxy.blackholed);
+    const second = take('second', rig.client(rig.lockConnect('direct')));
+    await until(async () => (await rig.admin.zcard(`${rig.key('q')}:semaphore:queue`)) === 2);
+    rig.proxy.heal();
+    await sleep(500);
+    await held.release();
+    await Promise.all([first, second]);
+    expect(order).toEqual(['first', 'second']);
+  });
 
   it('latch: trySetCount and countDown count once', async () => {
     const client = await proxied();

@@ -217,6 +217,32 @@ describe('semaphore', () => {
     expect(await probe.exists(`{${fx.prefix}:s}:semaphore`)).toBe(0);
   });
 
+  it('a waiter set or fair queue that empties and is made again keeps an expiry (the permit set remembers the old one)', async () => {
+    const probe = fx.redis();
+    for (const fair of [false, true]) {
+      const name = fair ? 'f' : 's';
+      const [a, b, c] = [fx.client(), fx.client(), fx.client()].map((client) => client.getSemaphore(name, { permits: 2, fair }));
+      // Held throughout: the permit set (and what it remembers) stays.
+      const kept = await a!.acquire({ leaseTime: 30_000 });
+      const first = await a!.acquire({ leaseTime: 30_000 });
+      // B waits (its expiry is remembered), then takes the permit: the set or queue it was in empties.
+      const second = b!.acquire({ waitTime: 5_000, leaseTime: 10_000 });
+      await sleep(50);
+      await first.release();
+      const held = await second;
+      // C waits while that expiry is still remembered: whatever it waits in must expire.
+      const third = c!.acquire({ waitTime: 5_000 });
+      await sleep(50);
+      const base = `{${fx.prefix}:${name}}:semaphore`;
+      for (const key of fair ? [`${base}:queue`, `${base}:timeouts`] : [`${base}:waiters`]) {
+        expect(await probe.pttl(key), key).toBeGreaterThan(0);
+      }
+      await held.release();
+      await (await third).release();
+      await kept.release();
+    }
+  });
+
   describe('fair', () => {
     it('strict arrival order across clients; a large head request is not overtaken', async () => {
       const clients = [fx.client(), fx.client(), fx.client()];
