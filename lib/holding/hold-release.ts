@@ -1,6 +1,8 @@
 import type { LockCore } from '../core.js';
 import { LockLostError, LockNotHeldError, LockRedisError, ScriptStatus, toLockError } from '../errors.js';
-import { addLease, kindOf, PendingRelease, removeLease, type Hold, type HoldLease, type ReleaseTicket } from './holds.js';
+import { kindOf, type Hold } from './holds.js';
+import { addLease, removeLease, type HoldLease } from './hold-leases.js';
+import { PendingRelease, type ReleaseTicket } from './pending-release.js';
 import { LazyAbort, Lease, type LeaseMovesInit } from './lease.js';
 import { RECORD_MAX_MS, RELEASE_TIMEOUT_MS } from '../options.js';
 import { raceDeadline, TIMED_OUT } from '../waiting/wait.js';
@@ -10,7 +12,7 @@ import { newRequestId } from './request-id.js';
 /** Sends one release call: the lock kind's script. */
 export type SendRelease = (owner: string, reExpireMs: number, requestId: string, recordMs: number) => Promise<number>;
 
-export type { ReleaseTicket } from './holds.js';
+export type { ReleaseTicket } from './pending-release.js';
 
 /** First and last pause between background retries of a failed release, ms. */
 const RETRY_FIRST_MS = 50;

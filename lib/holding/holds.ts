@@ -2,51 +2,14 @@ import { LockLostError, type LockError, type LockLostReason, type ObjectKind } f
 import { HOLD_DRIFT_FACTOR, HOLD_DRIFT_MS } from '../options.js';
 import type { RenewTarget } from '../scripts/script-types.js';
 import { holdEnded, holdStarted } from '../telemetry/hold-channels.js';
+import { NO_LEASES, type HoldLease } from './hold-leases.js';
+import type { PendingRelease } from './pending-release.js';
 
 export type { RenewTarget } from '../scripts/script-types.js';
 
 /** What a hold's messages call the object it is on: a permit is a hold on a semaphore. */
 export function kindOf(target: RenewTarget): ObjectKind {
   return target.script === 'permit' ? 'semaphore' : 'lock';
-}
-
-/** A release that failed (or got no answer in time) and goes on in the background. */
-export class PendingRelease {
-  /** The hold count Redis answered once a retry got through; undefined while none has. */
-  left: number | undefined = undefined;
-  #done = false;
-  #settled: Promise<void> | undefined;
-  #resolve: (() => void) | undefined;
-
-  /**
-   * `requestId` is sent again with every retry, so Redis applies the release once; `reExpireMs`
-   * is the TTL the lock keeps at least when holds remain.
-   */
-  constructor(
-    readonly requestId: string,
-    readonly reExpireMs: number,
-  ) {}
-
-  /** Redis answered this release (a first try or a retry), or its retries stopped. */
-  get done(): boolean {
-    return this.#done;
-  }
-
-  /** Resolves once `done`; made only when someone waits (most releases are answered unseen). */
-  get settled(): Promise<void> {
-    this.#settled ??= this.#done ? Promise.resolve() : new Promise<void>((resolve) => (this.#resolve = resolve));
-    return this.#settled;
-  }
-
-  finish(): void {
-    this.#done = true;
-    this.#resolve?.();
-  }
-}
-
-/** Where a Lease remembers its release once it failed, so that a retry sends the same request. */
-export interface ReleaseTicket {
-  pending?: PendingRelease;
 }
 
 /** Why a hold ended, for its observers: undefined when it was released. */
@@ -61,24 +24,6 @@ export interface HoldObserver {
   renewed?(hold: Hold): void;
   /** The hold ended: released, lost, expired, or its client closed. */
   ended?(hold: Hold, why: HoldEnd): void;
-}
-
-/** What a hold aborts when it is lost: its Leases' signals. */
-export interface HoldLease {
-  abort(reason?: unknown): void;
-}
-
-const NO_LEASES: ReadonlySet<HoldLease> = new Set();
-
-/** Adds a Lease to abort with `hold`'s loss. */
-export function addLease(hold: { leases: ReadonlySet<HoldLease> }, lease: HoldLease): void {
-  if (hold.leases === NO_LEASES) hold.leases = new Set();
-  (hold.leases as Set<HoldLease>).add(lease);
-}
-
-/** `lease` is released: the hold's loss no longer concerns it. */
-export function removeLease(hold: { leases: ReadonlySet<HoldLease> }, lease: HoldLease): void {
-  if (hold.leases !== NO_LEASES) (hold.leases as Set<HoldLease>).delete(lease);
 }
 
 /** What the client knows of one owner's holds on one lock (re-entries share it). */

@@ -1,6 +1,7 @@
 import type { LockCore } from '../core.js';
 import { InvalidArgumentError, LockAcquireTimeoutError } from '../errors.js';
-import { addLease, holdDrift, removeLease, type Hold, type RenewTarget } from '../holding/holds.js';
+import { holdDrift, type Hold, type RenewTarget } from '../holding/holds.js';
+import { addLease, removeLease } from '../holding/hold-leases.js';
 import { HOLD_ACCESS, type HoldAccess } from '../holding/hold-access.js';
 import { movesOf } from '../holding/lease-moves.js';
 import { capHold } from '../holding/max-hold.js';

@@ -1,0 +1,41 @@
+/**
+ * One release of a hold, from its first try to Redis' answer: a failed try (or one with no answer in
+ * time) goes on in the background with the same request id.
+ */
+export class PendingRelease {
+  /** The hold count Redis answered once a retry got through; undefined while none has. */
+  left: number | undefined = undefined;
+  #done = false;
+  #settled: Promise<void> | undefined;
+  #resolve: (() => void) | undefined;
+
+  /**
+   * `requestId` is sent again with every retry, so Redis applies the release once; `reExpireMs`
+   * is the TTL the lock keeps at least when holds remain.
+   */
+  constructor(
+    readonly requestId: string,
+    readonly reExpireMs: number,
+  ) {}
+
+  /** Redis answered this release (a first try or a retry), or its retries stopped. */
+  get done(): boolean {
+    return this.#done;
+  }
+
+  /** Resolves once `done`; made only when someone waits (most releases are answered unseen). */
+  get settled(): Promise<void> {
+    this.#settled ??= this.#done ? Promise.resolve() : new Promise<void>((resolve) => (this.#resolve = resolve));
+    return this.#settled;
+  }
+
+  finish(): void {
+    this.#done = true;
+    this.#resolve?.();
+  }
+}
+
+/** Where a Lease remembers its release once it failed, so that a retry sends the same request. */
+export interface ReleaseTicket {
+  pending?: PendingRelease;
+}
