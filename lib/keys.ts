@@ -86,9 +86,9 @@ export interface WaitTarget {
   readonly wakeAll: boolean;
 }
 
-/** Waiting for an exclusive lock: a wake-up nobody here can use goes to the next client in line. */
 const exclusiveWaits = new WeakMap<LockKeys, WaitTarget>();
 
+/** Waiting for an exclusive lock: a wake-up nobody here can use goes to the next client in line. */
 export function exclusiveWait(keys: LockKeys): WaitTarget {
   let target = exclusiveWaits.get(keys);
   if (!target) {
