@@ -8,7 +8,7 @@ import type { RSemaphore, SemaphoreOptions } from '../synchronizers/semaphore.js
 import { WATCHDOG_LEASE } from '../validate.js';
 import { HOLD_ACCESS, type HoldAccess } from './hold-access.js';
 import type { LeaseHandle } from './lease-handle.js';
-import { capHold } from './max-hold.js';
+import { recordHold } from './record-hold.js';
 import { combineLeases } from './combined-lease.js';
 import { sharedRequestId } from './lease-moves.js';
 
@@ -48,14 +48,15 @@ export interface AdoptedHold {
 /**
  * Takes the handle's one-shot claim in Redis (of two adopters, exactly one gets it) and counts the
  * hold in `core`'s records: same owner and hold count, renewed by its watchdog in watchdog mode,
- * or kept to its fixed lease. `quiet`: a RedLock's node hold (renewed at most `maxRenewals` times).
+ * or kept to its fixed lease, capped at `maxHoldMs`. `quiet`: a RedLock's node hold (renewed at most
+ * `maxRenewals` times).
  * @throws LockLostError when the hold ended, or was adopted already.
  */
 export async function adoptHold(
   core: LockCore,
   access: HoldAccess,
   handle: LeaseHandle,
-  how: { quiet?: boolean; maxRenewals?: number | undefined } = {},
+  how: { quiet?: boolean; maxRenewals?: number | undefined; maxHoldMs?: number | undefined } = {},
 ): Promise<AdoptedHold> {
   core.assertOpen();
   await core.ready();
@@ -70,20 +71,9 @@ export async function adoptHold(
     letGo(reply.count);
     throw notAdopted(handle, 'its lease ran out before the adoption was confirmed');
   }
-  const hold = core.holds.acquired({
-    lockId: access.lockId,
-    owner: handle.owner,
-    target,
-    unscoped: false,
-    quiet: how.quiet,
-    maxRenewals: how.maxRenewals,
-    letGo,
-    sentAt,
-    ttlMs: reply.leftMs,
-    watchdog,
-  });
+  const acquisition = { lockId: access.lockId, owner: handle.owner, target, unscoped: false, quiet: how.quiet, maxRenewals: how.maxRenewals, letGo, sentAt, ttlMs: reply.leftMs, watchdog };
+  const hold = recordHold(core, acquisition, how.maxHoldMs);
   hold.count = reply.count;
-  if (watchdog) core.watchdog.kick();
   return { hold, token: reply.token ?? handle.token, letGo };
 }
 
@@ -110,8 +100,7 @@ export async function adoptHandle(core: LockCore, factories: LockFactories, hand
     });
   }
   const access = accessFor(factories, handle);
-  const { hold, token, letGo } = await adoptHold(core, access, handle);
-  capHold(core, hold, maxHoldMs ?? core.maxHoldTimeMs, letGo);
+  const { token } = await adoptHold(core, access, handle, { maxHoldMs: maxHoldMs ?? core.maxHoldTimeMs });
   core.events.emit('acquired', { name: handle.name, owner: handle.owner });
   return access.lease(handle.owner, token) as Lease | Permit;
 }

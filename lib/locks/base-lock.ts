@@ -8,7 +8,7 @@ import type { Acquired } from '../waiting/wait.js';
 import { leaseOfHold, releaseHold, type ReleaseTicket } from '../holding/hold-release.js';
 import { LockMember } from './lock-member.js';
 import { movesOf, releaseWhole } from '../holding/lease-moves.js';
-import { capHold } from '../holding/max-hold.js';
+import { recordHold } from '../holding/record-hold.js';
 import type { LeaseHandleKind } from '../holding/lease-handle.js';
 import { HOLD_ACCESS, type HoldAccess } from '../holding/hold-access.js';
 import { traceRelease } from '../telemetry/tracing.js';
@@ -256,23 +256,10 @@ export abstract class BaseLock extends LockQueries implements RLock {
    * holder's clock, and watchdog renewal in watchdog mode. A RedLock's node holds are `quiet`.
    */
   protected trackHold(owner: string, sentAt: number, leaseMs: number, how: { unscoped?: boolean; quiet?: boolean; maxRenewals?: number; maxHoldMs?: number }): Hold {
-    const watchdog = leaseMs === WATCHDOG_LEASE;
-    const letGo = this.#letGo(owner);
-    const hold = this.core.holds.acquired({
-      lockId: this.#lockId,
-      owner,
-      target: this.renewTarget(owner),
-      unscoped: how.unscoped ?? false,
-      quiet: how.quiet,
-      maxRenewals: how.maxRenewals,
-      letGo,
-      sentAt,
-      ttlMs: this.ttlFor(leaseMs),
-      watchdog,
-    });
-    if (watchdog) this.core.watchdog.kick();
-    if (!how.quiet) capHold(this.core, hold, how.maxHoldMs, letGo);
-    return hold;
+    const { unscoped = false, quiet, maxRenewals, maxHoldMs } = how;
+    const ttlMs = this.ttlFor(leaseMs);
+    const acquisition = { lockId: this.#lockId, owner, target: this.renewTarget(owner), unscoped, quiet, maxRenewals, letGo: this.#letGo(owner), sentAt, ttlMs, watchdog: leaseMs === WATCHDOG_LEASE };
+    return recordHold(this.core, acquisition, maxHoldMs);
   }
 
   /** Releases `count` holds of `owner` in the background, nobody waiting (see Hold.letGo). */
