@@ -93,7 +93,8 @@ class Race<T> implements Racer {
 
 /**
  * Resolves with `promise`'s value, or TIMED_OUT at `deadline` (performance.now() ms), or
- * rejects with the signal's reason on abort. `promise` itself keeps running either way.
+ * rejects with the signal's reason on abort. `promise` itself keeps running either way;
+ * `gaveUp` is called when the deadline or the abort came first (e.g. to undo a late success).
  */
 export function raceDeadline<T>(promise: Promise<T>, deadline: number, signal?: AbortSignal, gaveUp?: () => void): Promise<T | typeof TIMED_OUT> {
   if (deadline === Infinity && !signal) return promise;
