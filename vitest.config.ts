@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vitest/config';
+import { TEST_WORKERS } from './spec/helpers/workers.js';
 
 // Mirrors tsup's `loader: { '.lua': 'text' }`: a .lua import is its source text.
 const luaAsText: Plugin = {
@@ -9,6 +10,20 @@ const luaAsText: Plugin = {
     return { code: `export default ${JSON.stringify(code)};`, map: null };
   },
 };
+
+// Specs that time a fault to tens of milliseconds (a holder told before a rival gets in, node
+// replies within a RedLock's budget, failovers): they run after the rest, one file at a time,
+// with the machine to themselves.
+const ALONE = [
+  'spec/faults/late-answers.spec.ts',
+  'spec/faults/redis-errors.spec.ts',
+  'spec/faults/redlock-*.spec.ts',
+  'spec/faults/release-failure.spec.ts',
+  'spec/faults/silent-partition.spec.ts',
+  'spec/leadership/faults.spec.ts',
+  'spec/sentinel/**/*.spec.ts',
+  'spec/synchronizers/sentinel.spec.ts',
+];
 
 export default defineConfig({
   plugins: [luaAsText],
@@ -20,12 +35,33 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['spec/**/*.spec.ts'],
     globalSetup: ['spec/helpers/global-setup.ts'],
-    // Files share one spawned redis-server; keys are isolated by a prefix per test,
-    // but commandstats and fault-injection tests need the server to themselves.
-    fileParallelism: false,
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'shared',
+          include: ['spec/**/*.spec.ts'],
+          exclude: ALONE,
+          // TEST_WORKERS files at a time, each worker on a spawned redis-server of its own (keys
+          // are isolated by a prefix per test; command counts need the server to the file).
+          fileParallelism: TEST_WORKERS > 1,
+          maxWorkers: TEST_WORKERS,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'alone',
+          include: ALONE,
+          fileParallelism: false,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

@@ -12,7 +12,7 @@ import { useServers } from '../helpers/servers.js';
 const APP = 'app:';
 const WATCHDOG_MS = 900;
 /** Three renewals (every WATCHDOG_MS / 3) and more. */
-const HOLD_MS = 3_000;
+const HOLD_MS = 1_500;
 const NAME = 'prefixed';
 
 interface Kind {

@@ -36,15 +36,15 @@ describe.each(KINDS)('$kind: re-entry never shortens a hold', ({ lock: lockOf, r
 
   const cleanUp = (client: LockClient): Promise<unknown> => lockOf(client, NAME).forceUnlock().catch(() => undefined);
 
-  it('a nested lock(1_000) under a 60 s lease keeps the 60 s lease', async () => {
+  it('a nested lock(300) under a 60 s lease keeps the 60 s lease', async () => {
     const locks = f.client();
     const rival = f.client();
     try {
       await locks.runInContext(async () => {
         const lock = lockOf(locks, NAME);
         const lease = await lock.acquire({ leaseTime: 60_000 });
-        await lock.lock(1_000);
-        await sleep(1_500);
+        await lock.lock(300);
+        await sleep(450);
         await expectHeld(rival, 50_000);
         expect(lease.signal.aborted).toBe(false);
         expect(await lock.getHoldCount()).toBe(2);
@@ -54,15 +54,15 @@ describe.each(KINDS)('$kind: re-entry never shortens a hold', ({ lock: lockOf, r
     }
   });
 
-  it('a nested tryLock(0, 1_000) under lock(60_000) keeps the 60 s lease', async () => {
+  it('a nested tryLock(0, 300) under lock(60_000) keeps the 60 s lease', async () => {
     const locks = f.client();
     const rival = f.client();
     try {
       await locks.runInContext(async () => {
         const lock = lockOf(locks, NAME);
         await lock.lock(60_000);
-        expect(await lock.tryLock(0, 1_000)).toBe(true);
-        await sleep(1_500);
+        expect(await lock.tryLock(0, 300)).toBe(true);
+        await sleep(450);
         await expectHeld(rival, 50_000);
         expect(await lock.getHoldCount()).toBe(2);
       });
@@ -71,8 +71,8 @@ describe.each(KINDS)('$kind: re-entry never shortens a hold', ({ lock: lockOf, r
     }
   });
 
-  it('a nested lock(1_000) under a watchdog hold keeps the watchdog lease', async () => {
-    // Default watchdogTimeout (30 s): the next renewal is 10 s away, long after 1 s.
+  it('a nested lock(300) under a watchdog hold keeps the watchdog lease', async () => {
+    // Default watchdogTimeout (30 s): the next renewal is 10 s away, long after 300 ms.
     const locks = f.client();
     const rival = f.client();
     const lost: LockLostInfo[] = [];
@@ -81,8 +81,8 @@ describe.each(KINDS)('$kind: re-entry never shortens a hold', ({ lock: lockOf, r
       await locks.runInContext(async () => {
         const lock = lockOf(locks, NAME);
         const lease = await lock.acquire();
-        await lock.lock(1_000);
-        await sleep(1_500);
+        await lock.lock(300);
+        await sleep(450);
         await expectHeld(rival, 25_000);
         expect(lease.signal.aborted).toBe(false);
         expect(await lock.getHoldCount()).toBe(2);
@@ -93,17 +93,17 @@ describe.each(KINDS)('$kind: re-entry never shortens a hold', ({ lock: lockOf, r
     }
   });
 
-  it('a nested watchdog lock() under a 1 s lease keeps the outer Lease alive with the hold', async () => {
-    const locks = f.client({ watchdogTimeout: 1_500 });
+  it('a nested watchdog lock() under a 400 ms lease keeps the outer Lease alive with the hold', async () => {
+    const locks = f.client({ watchdogTimeout: 600 });
     const rival = f.client();
     const lost: LockLostInfo[] = [];
     locks.on('lost', (info) => lost.push(info));
     try {
       await locks.runInContext(async () => {
         const lock = lockOf(locks, NAME);
-        const lease = await lock.acquire({ leaseTime: 1_000 });
+        const lease = await lock.acquire({ leaseTime: 400 });
         await lock.lock();
-        await sleep(2_500);
+        await sleep(1_000);
         // The watchdog keeps the hold alive in Redis, so the outer Lease has not run out either.
         await expectHeld(rival, 0);
         expect(lease.signal.aborted, `aborted with ${String(lease.signal.reason)}`).toBe(false);

@@ -34,8 +34,14 @@ export interface LockFixture {
   track<T extends Closable>(thing: T): T;
 }
 
+/** This worker's shared test server (global-setup.ts spawns one per worker). */
+export function sharedRedisUrl(): string {
+  const urls = inject('redisUrls');
+  return urls[(Number(process.env.VITEST_POOL_ID ?? 1) - 1) % urls.length] ?? urls[0]!;
+}
+
 export function useLockFixture(): LockFixture {
-  const url = inject('redisUrl');
+  const url = sharedRedisUrl();
   const created: Closable[] = [];
   let prefix = '';
   let admin: Redis | undefined;

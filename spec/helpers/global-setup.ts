@@ -1,29 +1,32 @@
 import type { TestProject } from 'vitest/node';
 import { spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
+import { TEST_WORKERS } from './workers.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** The server the tests share: REDIS_URL, or a redis-server spawned for this run. */
-    redisUrl: string;
-    /** True when the tests started that server themselves (so they may reconfigure it). */
+    /** The servers the tests share, one per test worker: REDIS_URL alone, or redis-servers spawned for this run. */
+    redisUrls: string[];
+    /** True when the tests started those servers themselves (so they may reconfigure them). */
     ownServer: boolean;
   }
 }
 
-let server: SpawnedRedis | undefined;
+let servers: SpawnedRedis[] = [];
 
 export async function setup(project: TestProject): Promise<void> {
   const external = process.env.REDIS_URL;
   if (external) {
-    project.provide('redisUrl', external);
+    project.provide('redisUrls', [external]);
     project.provide('ownServer', false);
     return;
   }
-  server = await spawnRedis();
-  project.provide('redisUrl', server.url);
+  // One server per worker: files that run at the same time never share a server, so command
+  // counts and server settings stay a file's own, as when files ran one after another.
+  servers = await Promise.all(Array.from({ length: TEST_WORKERS }, () => spawnRedis()));
+  project.provide('redisUrls', servers.map((server) => server.url));
   project.provide('ownServer', true);
 }
 
 export async function teardown(): Promise<void> {
-  await server?.stop();
+  await Promise.all(servers.map((server) => server.stop()));
 }

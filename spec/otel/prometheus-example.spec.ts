@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startObservabilityExample, type ObservabilityExample } from '../../examples/observability/workload.js';
-import { until } from '../helpers/fixtures.js';
+import { sharedRedisUrl, until } from '../helpers/fixtures.js';
 
 const freePort = (): Promise<number> =>
   new Promise((resolve) => {
@@ -21,7 +21,7 @@ describe('examples/observability', () => {
   });
 
   it("serves rlock's metrics on its Prometheus endpoint (a real HTTP scrape)", async () => {
-    example = await startObservabilityExample({ redisUrl: inject('redisUrl'), port: await freePort(), keyPrefix: `rlt-${randomUUID().slice(0, 8)}` });
+    example = await startObservabilityExample({ redisUrl: sharedRedisUrl(), port: await freePort(), keyPrefix: `rlt-${randomUUID().slice(0, 8)}` });
     let scraped = '';
     // The workload loses a hold about a second in; by then every instrument has moved.
     await until(async () => {

@@ -1,0 +1,5 @@
+/**
+ * How many spec files run at once (RLOCK_TEST_WORKERS, default 2). A server given by REDIS_URL
+ * is shared, so then files run one at a time: command counts and settings need it to themselves.
+ */
+export const TEST_WORKERS = process.env.REDIS_URL ? 1 : Math.max(1, Number(process.env.RLOCK_TEST_WORKERS ?? 2) || 1);
