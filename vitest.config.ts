@@ -21,6 +21,7 @@ const ALONE = [
   'spec/faults/release-failure.spec.ts',
   'spec/faults/silent-partition.spec.ts',
   'spec/leadership/faults.spec.ts',
+  'spec/locks/red-lock.spec.ts',
   'spec/sentinel/**/*.spec.ts',
   'spec/synchronizers/sentinel.spec.ts',
 ];
