@@ -28,22 +28,24 @@ export interface LockKeys {
   readonly records: string;
 }
 
-/** Ends the listener id of a client that listens by sharded pub/sub (SSUBSCRIBE); notice.lua reads it. */
-export const SHARDED_LISTENER = '~s';
+/** Ends the listener id of a client that listens by classic pub/sub on a Cluster; notice.lua reads it. */
+export const CLASSIC_LISTENER = '~c';
 
 /**
  * The id a client waits under: the member it registers in waiter sets, the client part of its
  * fair waiter ids, the end of its wake and turn channels. It is the client id, marked when the
- * client listens by sharded pub/sub, so that a release from a client of any family publishes each
- * notice the way its waiter listens (SPUBLISH or PUBLISH, notice.lua).
+ * client listens by classic pub/sub on a Cluster (iovalkey, `pubsub: 'classic'`), so that a
+ * release from a client of any family publishes each notice the way its waiter listens: SPUBLISH
+ * where the Cluster has it, PUBLISH to a marked client and everywhere else (notice.lua). The
+ * clients that listen sharded, most of them, keep the plain client id, as earlier versions did.
  */
-export function listenerId(clientId: string, sharded: boolean): string {
-  return sharded ? clientId + SHARDED_LISTENER : clientId;
+export function listenerId(clientId: string, classicOnCluster: boolean): string {
+  return classicOnCluster ? clientId + CLASSIC_LISTENER : clientId;
 }
 
 /** The client id a listener id (or a fair waiter id's client part) names: what inspection reports. */
 export function clientIdOfListener(id: string): string {
-  return id.endsWith(SHARDED_LISTENER) ? id.slice(0, -SHARDED_LISTENER.length) : id;
+  return id.endsWith(CLASSIC_LISTENER) ? id.slice(0, -CLASSIC_LISTENER.length) : id;
 }
 
 // A lock object is made per call as often as not (`getLock(name)` per request): the key names of

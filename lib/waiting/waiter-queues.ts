@@ -41,7 +41,8 @@ export class WaiterQueues {
    * topology is, which never changes after.
    */
   get listenerId(): string {
-    this.#listenerId ??= listenerId(this.#config.clientId, this.#config.topology().pubsub === 'sharded');
+    const { cluster, pubsub } = this.#config.topology();
+    this.#listenerId ??= listenerId(this.#config.clientId, cluster && pubsub === 'classic');
     return this.#listenerId;
   }
 
