@@ -109,7 +109,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
         clientId: this.id,
         subscriber: this.#subscriber,
         scripts,
-        publish: () => this.#currentTopology().publish,
+        topology: () => this.#currentTopology(),
         connectionKeyPrefix,
         lingerMs: SUBSCRIPTION_LINGER_MS,
         onError,

@@ -9,15 +9,15 @@ export interface LockKeys {
   readonly name: string;
   /** Hash: owner id → hold count; its TTL is the lease. */
   readonly lock: string;
-  /** Sorted set of client ids waiting for the lock, scored by first registration (server ms). */
+  /** Sorted set of the listener ids of the clients waiting for the lock, scored by first registration (server ms). */
   readonly waiters: string;
-  /** Wake-up channel of one client: this prefix + the client id. */
+  /** Wake-up channel of one client: this prefix + its listener id ({@link listenerId}). */
   readonly wakePrefix: string;
   /** Fair lock: sorted set of waiting calls (waiter ids) → ticket, in arrival order. */
   readonly queue: string;
   /** Fair lock: sorted set of waiting calls → server time (ms) when they lose their place. */
   readonly queueTimeouts: string;
-  /** Fair lock: "your turn" channel of one client: this prefix + the client id. */
+  /** Fair lock: "your turn" channel of one client: this prefix + its listener id. */
   readonly turnPrefix: string;
   /**
    * Prefix of the short-lived records that answer a resent call whose hold is gone: the final
@@ -26,6 +26,26 @@ export interface LockKeys {
    * lock key (`lock` + ':rec:'), and the wake prefix likewise (`lock` + ':wake:').
    */
   readonly records: string;
+}
+
+/** Ends the listener id of a client that listens by classic pub/sub on a Cluster; notice.lua reads it. */
+export const CLASSIC_LISTENER = '~c';
+
+/**
+ * The id a client waits under: the member it registers in waiter sets, the client part of its
+ * fair waiter ids, the end of its wake and turn channels. It is the client id, marked when the
+ * client listens by classic pub/sub on a Cluster (iovalkey, `pubsub: 'classic'`), so that a
+ * release from a client of any family publishes each notice the way its waiter listens: SPUBLISH
+ * where the Cluster has it, PUBLISH to a marked client and everywhere else (notice.lua). The
+ * clients that listen sharded, most of them, keep the plain client id, as earlier versions did.
+ */
+export function listenerId(clientId: string, classicOnCluster: boolean): string {
+  return classicOnCluster ? clientId + CLASSIC_LISTENER : clientId;
+}
+
+/** The client id a listener id (or a fair waiter id's client part) names: what inspection reports. */
+export function clientIdOfListener(id: string): string {
+  return id.endsWith(CLASSIC_LISTENER) ? id.slice(0, -CLASSIC_LISTENER.length) : id;
 }
 
 // A lock object is made per call as often as not (`getLock(name)` per request): the key names of
@@ -77,7 +97,7 @@ export interface WaitTarget {
   readonly lock: string;
   /** The waiter set this client registers in while it waits. */
   readonly waiters: string;
-  /** Its wake-up channel: this prefix + the client id. */
+  /** Its wake-up channel: this prefix + the client's listener id. */
   readonly wakePrefix: string;
   /** Waiter set and channel prefix of the clients an unusable wake-up is handed on to. */
   readonly handOnWaiters: string;

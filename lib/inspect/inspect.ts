@@ -1,5 +1,5 @@
 import { toLockError } from '../errors.js';
-import { fencedLockKeys, lockKeys, readWriteKeys } from '../keys.js';
+import { clientIdOfListener, fencedLockKeys, lockKeys, readWriteKeys } from '../keys.js';
 import type { RedisPort } from '../redis/port.js';
 import inspectLua from '../scripts/inspect-lock.lua';
 import type { InspectedKind, LockHolder, LockInspection, QueuedWaiter, WaitingClient } from './types.js';
@@ -128,13 +128,19 @@ export function readWriteHoldersOf(state: RawLockState): LockHolder[] {
   return holders;
 }
 
+/** A fair waiter id as reported: `<client id>|<n>` (Redis has the client's listener id, keys.ts). */
+function reportedWaiterId(waiterId: string): string {
+  const bar = waiterId.indexOf('|');
+  return bar < 0 ? waiterId : clientIdOfListener(waiterId.slice(0, bar)) + waiterId.slice(bar);
+}
+
 /** A fair lock's live queue, head first. */
 export function queueOf(state: RawLockState): QueuedWaiter[] {
-  return state.queue.map(([owner, ticket]) => ({ owner, waitedMs: ticket >= MIN_TICKET_TIME ? Math.max(0, state.nowMs - ticket) : -1 }));
+  return state.queue.map(([id, ticket]) => ({ owner: reportedWaiterId(id), waitedMs: ticket >= MIN_TICKET_TIME ? Math.max(0, state.nowMs - ticket) : -1 }));
 }
 
 function waitingOf(entries: RawLockState['waiters'], nowMs: number): WaitingClient[] {
-  return entries.map(([clientId, since]) => ({ clientId, waitedMs: Math.max(0, nowMs - since) }));
+  return entries.map(([id, since]) => ({ clientId: clientIdOfListener(id), waitedMs: Math.max(0, nowMs - since) }));
 }
 
 /** The kind a lock's keys show, or undefined when nothing of it is in Redis. */

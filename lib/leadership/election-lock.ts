@@ -39,7 +39,7 @@ export class ElectionLock extends BaseLock {
     const ttlMs = this.ttlFor(leaseMs);
     return waitNonFair(core, this.electionKeys.wait, waitMs, signal, async (mode) => {
       const sentAt = performance.now();
-      const reply = await this.#scripts.campaign(this.electionKeys, owner, ttlMs, core.clientId, mode, newRequestId(), this.#value, core.publish);
+      const reply = await this.#scripts.campaign(this.electionKeys, owner, ttlMs, core.waiters.listenerId, mode, newRequestId(), this.#value, core.publish);
       return 'epoch' in reply ? { acquired: true, sentAt, token: reply.epoch } : { acquired: false, ttlMs: reply.ttlMs };
     }, () => this.abandon(owner));
   }

@@ -11,6 +11,7 @@ import endedHoldsLua from '../scripts/ended-holds.lua';
 import electionStateLua from '../scripts/election-state-2.lua';
 import enterHoldLua from '../scripts/enter-hold.lua';
 import keepHoldLua from '../scripts/keep-hold-1.lua';
+import noticeLua from '../scripts/notice.lua';
 import releaseHoldLua from '../scripts/release-hold.lua';
 import serverTimeLua from '../scripts/server-time.lua';
 import waiterSetLua from '../scripts/waiter-set.lua';
@@ -49,9 +50,9 @@ const enter = serverTimeLua + waiterSetLua + callLogLua + enterHoldLua;
 
 // Versioned names, as for the lock scripts: two rlock versions sharing a connection never swap them.
 const COMMANDS = {
-  campaign: { name: 'rlockElectionCampaignV1', numberOfKeys: 4, lua: enter + electionAnnounceLua + electionCampaignLua },
-  resign: { name: 'rlockElectionResignV2', numberOfKeys: 5, lua: endedHoldsLua + callLogLua + releaseHoldLua + wakeOneLua + electionAnnounceLua + electionResignLua },
-  proclaim: { name: 'rlockElectionProclaimV1', numberOfKeys: 2, lua: callLogLua + electionAnnounceLua + electionProclaimLua },
+  campaign: { name: 'rlockElectionCampaignV2', numberOfKeys: 4, lua: enter + electionAnnounceLua + electionCampaignLua },
+  resign: { name: 'rlockElectionResignV3', numberOfKeys: 5, lua: endedHoldsLua + callLogLua + releaseHoldLua + noticeLua + wakeOneLua + electionAnnounceLua + electionResignLua },
+  proclaim: { name: 'rlockElectionProclaimV2', numberOfKeys: 2, lua: callLogLua + electionAnnounceLua + electionProclaimLua },
   state: { name: 'rlockElectionStateV1', numberOfKeys: 2, lua: electionStateLua },
   keepHold: { name: 'rlockKeepHoldV1', numberOfKeys: 1, lua: keepHoldLua },
 } as const;

@@ -42,7 +42,7 @@ export class FairLock extends BaseLock implements RFairLock {
     const abandon = (): void => this.abandon(owner);
     if (waitMs === 0) return acquireOnce(() => attempt(''), { signal, abandon });
     lastWaiter += 1;
-    const waiterId = `${core.clientId}|${lastWaiter.toString(36)}`;
+    const waiterId = `${core.waiters.listenerId}|${lastWaiter.toString(36)}`;
     return acquireInTurn({
       waiterId,
       attempt: () => attempt(waiterId),

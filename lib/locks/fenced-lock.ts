@@ -59,7 +59,7 @@ export class FencedLock extends BaseLock implements RFencedLock {
     const ttlMs = this.ttlFor(leaseMs);
     return waitNonFair(this.core, this.#wait, waitMs, signal, async (mode) => {
       const sentAt = performance.now();
-      const reply = await core.scripts.lock.fencedAcquire(this.#keys, owner, ttlMs, core.clientId, mode, newRequestId());
+      const reply = await core.scripts.lock.fencedAcquire(this.#keys, owner, ttlMs, core.waiters.listenerId, mode, newRequestId());
       return 'token' in reply ? { acquired: true, sentAt, token: reply.token } : { acquired: false, ttlMs: reply.ttlMs };
     }, () => this.abandon(owner));
   }

@@ -24,7 +24,7 @@ export class ReentrantLock extends BaseLock implements NodeLockSource {
     return waitNonFair(this.core, this.#wait, waitMs, signal, (mode) => {
       const sentAt = performance.now();
       return core.scripts.lock
-        .acquire(keys, owner, ttlMs, core.clientId, mode, newRequestId())
+        .acquire(keys, owner, ttlMs, core.waiters.listenerId, mode, newRequestId())
         .then((holderTtl) => (holderTtl === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: holderTtl }));
     }, () => this.abandon(owner));
   }
@@ -46,7 +46,7 @@ export class ReentrantLock extends BaseLock implements NodeLockSource {
       keys,
       attempt: async (owner, ttlMs, mode) => {
         await open();
-        return core.scripts.lock.acquire(keys, owner, ttlMs, core.clientId, mode, newRequestId());
+        return core.scripts.lock.acquire(keys, owner, ttlMs, core.waiters.listenerId, mode, newRequestId());
       },
       release: async (owner, reExpireMs, recordMs) => {
         await open();

@@ -19,7 +19,7 @@ export class ReadLock extends ReadWriteSide {
 
   protected override attempt(owner: string, ttlMs: number, mode: WaiterMode): Promise<number | null> {
     const { core } = this;
-    return core.scripts.readWrite.readAcquire(this.rwKeys, owner, ttlMs, core.clientId, mode, newRequestId());
+    return core.scripts.readWrite.readAcquire(this.rwKeys, owner, ttlMs, core.waiters.listenerId, mode, newRequestId());
   }
 
   protected override releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number> {

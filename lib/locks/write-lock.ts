@@ -21,7 +21,7 @@ export class WriteLock extends ReadWriteSide {
 
   protected override async attempt(owner: string, ttlMs: number, mode: WaiterMode): Promise<number | null> {
     const { core } = this;
-    const reply = await core.scripts.readWrite.writeAcquire(this.rwKeys, owner, ttlMs, core.clientId, mode, newRequestId());
+    const reply = await core.scripts.readWrite.writeAcquire(this.rwKeys, owner, ttlMs, core.waiters.listenerId, mode, newRequestId());
     if (reply === ScriptStatus.UpgradeRefused) {
       throw new LockUpgradeError(
         `the current owner holds the read lock of "${this.name}" and asked for its write lock: it would wait for ` +

@@ -9,7 +9,7 @@ export type PubSubMode = 'sharded' | 'classic';
 export interface Topology {
   readonly cluster: boolean;
   readonly pubsub: PubSubMode;
-  /** The publish command scripts use (see wake-one.lua). */
+  /** What the scripts may publish with on this deployment (see notice.lua); the same for every client on it. */
   readonly publish: PublishCommand;
   /** Whether one renewal script may cover keys of several slots on one node (Redis 7 flag). */
   readonly crossSlotScripts: boolean;
@@ -32,8 +32,8 @@ async function serverMajorVersion(redis: RedisPort): Promise<number> {
 }
 
 /**
- * Looks at a Cluster once: on Redis ≥ 7 notices use sharded pub/sub (a notice reaches one
- * shard, not the whole cluster) and renewals are batched per node; older servers fall back to
+ * Looks at a Cluster once: on Redis ≥ 7 this client listens by sharded pub/sub (a notice reaches
+ * one shard, not the whole cluster) and renewals are batched per node; older servers fall back to
  * classic pub/sub and renewals batched per slot, and so does a client that cannot keep sharded
  * subscriptions (iovalkey). `requested` forces a pub/sub mode.
  */
@@ -44,9 +44,9 @@ export async function detectClusterTopology(redis: RedisPort, requested: PubSubM
   return {
     cluster: true,
     pubsub,
-    // Classic PUBLISH on a Cluster counts only the publishing node's receivers: a count of 0
-    // proves nothing, so wake_one must not drop a client for it ('publish-cluster').
-    publish: pubsub === 'sharded' ? 'spublish' : 'publish-cluster',
+    // What the deployment offers, not how this client listens: each notice goes the way its
+    // waiter listens (notice.lua), so clients of every family on one Cluster wake each other.
+    publish: modern ? 'spublish' : 'publish-cluster',
     crossSlotScripts: modern,
     renewalGroup: modern
       ? (lockKey) => {

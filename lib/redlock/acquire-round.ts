@@ -158,7 +158,7 @@ export function leaveQueues(nodes: RoundNodes, queues: readonly WaiterQueue[], w
     // of this client still wait there, rather than when the waiter set expires.
     if (answer?.kind === 'answered' && answer.value !== null && !queue.othersWaiting) {
       const node = nodes.locks[i]!;
-      node.core.scripts.lock.leaveWaiterSet(exclusiveWait(node.keys), node.core.clientId).catch(() => undefined);
+      node.core.scripts.lock.leaveWaiterSet(exclusiveWait(node.keys), node.core.waiters.listenerId).catch(() => undefined);
     }
     queue.leave(won !== undefined);
   });

@@ -1,5 +1,5 @@
 -- Shared functions of the fair lock's scripts, prepended by the registry (after server-time.lua,
--- whose server_ms() sets and compares every deadline).
+-- whose server_ms() sets and compares every deadline, and notice.lua).
 -- The queue of a fair lock is two sorted sets over the same members, one per waiting call (its
 -- waiter id, '<client id>|<n>'): the queue scores each by a ticket (arrival order), the
 -- timeouts set by the server time (ms) at which it loses its place unless it checks in again.
@@ -23,7 +23,6 @@ local function notify_head(queue, timeouts, turn_prefix, publish)
   drop_expired(queue, timeouts, server_ms())
   local head = redis.call('ZRANGE', queue, 0, 0)[1]
   if head == nil then return 0 end
-  -- 'publish-cluster' is classic PUBLISH on a Cluster (see wake-one.lua); no count is read here.
-  redis.call(publish == 'publish-cluster' and 'publish' or publish, turn_prefix .. string.match(head, '^[^|]*'), head)
+  notice(publish, turn_prefix .. string.match(head, '^[^|]*'), head)
   return 1
 end

@@ -10,23 +10,27 @@ import fairLeaveLua from './fair-leave-4.lua';
 import fairQueueLua from './fair-queue.lua';
 import fairReleaseLua from './fair-release-5.lua';
 import forcedOnceLua from './forced-once.lua';
+import noticeLua from './notice.lua';
 import releaseHoldLua from './release-hold.lua';
 import serverTimeLua from './server-time.lua';
 
 // Versioned command names (see lock-scripts.ts).
 
+// The queue's functions (fair-queue.lua) tell the head by notice() and time it by server_ms().
+const queue = serverTimeLua + noticeLua + fairQueueLua;
+
 const COMMANDS = {
-  fairAcquire: { name: 'rlockFairAcquireV2', numberOfKeys: 3, lua: serverTimeLua + fairQueueLua + callLogLua + enterHoldLua + fairAcquireLua },
+  fairAcquire: { name: 'rlockFairAcquireV3', numberOfKeys: 3, lua: queue + callLogLua + enterHoldLua + fairAcquireLua },
   fairRelease: {
-    name: 'rlockFairReleaseV5',
+    name: 'rlockFairReleaseV6',
     numberOfKeys: 5,
-    lua: endedHoldsLua + serverTimeLua + fairQueueLua + callLogLua + releaseHoldLua + fairReleaseLua,
+    lua: endedHoldsLua + queue + callLogLua + releaseHoldLua + fairReleaseLua,
   },
-  fairLeave: { name: 'rlockFairLeaveV1', numberOfKeys: 4, lua: serverTimeLua + fairQueueLua + fairLeaveLua },
+  fairLeave: { name: 'rlockFairLeaveV2', numberOfKeys: 4, lua: queue + fairLeaveLua },
   fairForceUnlock: {
-    name: 'rlockFairForceUnlockV2',
+    name: 'rlockFairForceUnlockV3',
     numberOfKeys: 5,
-    lua: serverTimeLua + fairQueueLua + forcedOnceLua + fairForceUnlockLua,
+    lua: queue + forcedOnceLua + fairForceUnlockLua,
   },
 } as const;
 

@@ -10,6 +10,7 @@ import enterHoldLua from './enter-hold.lua';
 import fencedAcquireLua from './fenced-acquire-3.lua';
 import forceUnlockLua from './force-unlock-4.lua';
 import forcedOnceLua from './forced-once.lua';
+import noticeLua from './notice.lua';
 import passWakeLua from './pass-wake-4.lua';
 import releaseHoldLua from './release-hold.lua';
 import releaseLua from './release-2.lua';
@@ -21,14 +22,15 @@ import wakeOneLua from './wake-one.lua';
 // Command names are versioned: two rlock versions sharing a connection must not swap scripts.
 // Shared Lua functions are prepended to the scripts that call them.
 const enter = serverTimeLua + waiterSetLua + callLogLua + enterHoldLua;
+const wake = noticeLua + wakeOneLua;
 
 const COMMANDS = {
   // The free lock first, before the shared functions are defined (see acquire-free.lua).
   acquire: { name: 'rlockAcquireV3', numberOfKeys: 2, lua: acquireFreeLua + enter + acquireLua },
   // A last hold first, before the shared functions are defined (see release-last.lua).
-  release: { name: 'rlockReleaseV5', numberOfKeys: 2, lua: endedHoldsLua + releaseLastLua + callLogLua + releaseHoldLua + wakeOneLua + releaseLua },
-  forceUnlock: { name: 'rlockForceUnlockV2', numberOfKeys: 4, lua: wakeOneLua + forcedOnceLua + forceUnlockLua },
-  passWake: { name: 'rlockPassWakeV1', numberOfKeys: 4, lua: wakeOneLua + passWakeLua },
+  release: { name: 'rlockReleaseV6', numberOfKeys: 2, lua: endedHoldsLua + releaseLastLua + callLogLua + releaseHoldLua + wake + releaseLua },
+  forceUnlock: { name: 'rlockForceUnlockV3', numberOfKeys: 4, lua: wake + forcedOnceLua + forceUnlockLua },
+  passWake: { name: 'rlockPassWakeV2', numberOfKeys: 4, lua: wake + passWakeLua },
   fencedAcquire: { name: 'rlockFencedAcquireV2', numberOfKeys: 3, lua: enter + fencedAcquireLua },
 } as const;
 

@@ -4,6 +4,7 @@ import type { ScriptRunner } from './script-runner.js';
 import callLogLua from './call-log.lua';
 import endedHoldsLua from './ended-holds.lua';
 import forcedOnceLua from './forced-once.lua';
+import noticeLua from './notice.lua';
 import readAcquireLua from './read-acquire-3.lua';
 import readReleaseLua from './read-release-5.lua';
 import readWriteForceUnlockLua from './read-write-force-unlock-7.lua';
@@ -31,20 +32,21 @@ export interface ReadWriteState {
 }
 
 const rwPrelude = serverTimeLua + readWriteHoldsLua;
+const wake = noticeLua + wakeOneLua;
 
 const COMMANDS = {
   readAcquire: { name: 'rlockReadAcquireV2', numberOfKeys: 3, lua: rwPrelude + waiterSetLua + callLogLua + readAcquireLua },
   writeAcquire: { name: 'rlockWriteAcquireV2', numberOfKeys: 3, lua: rwPrelude + waiterSetLua + callLogLua + writeAcquireLua },
-  readRelease: { name: 'rlockReadReleaseV4', numberOfKeys: 5, lua: endedHoldsLua + rwPrelude + callLogLua + wakeOneLua + readReleaseLua },
+  readRelease: { name: 'rlockReadReleaseV5', numberOfKeys: 5, lua: endedHoldsLua + rwPrelude + callLogLua + wake + readReleaseLua },
   writeRelease: {
-    name: 'rlockWriteReleaseV4',
+    name: 'rlockWriteReleaseV5',
     numberOfKeys: 7,
-    lua: endedHoldsLua + rwPrelude + callLogLua + wakeOneLua + wakeAllLua + writeReleaseLua,
+    lua: endedHoldsLua + rwPrelude + callLogLua + wake + wakeAllLua + writeReleaseLua,
   },
   readWriteForceUnlock: {
-    name: 'rlockReadWriteForceUnlockV2',
+    name: 'rlockReadWriteForceUnlockV3',
     numberOfKeys: 7,
-    lua: rwPrelude + wakeOneLua + wakeAllLua + forcedOnceLua + readWriteForceUnlockLua,
+    lua: rwPrelude + wake + wakeAllLua + forcedOnceLua + readWriteForceUnlockLua,
   },
   readWriteState: { name: 'rlockReadWriteStateV1', numberOfKeys: 2, lua: serverTimeLua + readWriteStateLua },
 } as const;

@@ -2,9 +2,12 @@
 // registry (which builds the script modules) and the script modules do not import each other.
 
 /**
- * How scripts publish a wake-up notice: `publish` (standalone, Sentinel), `spublish` (sharded,
- * one shard only, on a Redis 7 Cluster), or `publish-cluster` (classic PUBLISH on a Cluster,
- * whose receiver count covers one node only and so cannot prove a client gone).
+ * What scripts may publish a notice with, a fact of the deployment: `publish` one server
+ * (standalone, Sentinel: classic pub/sub, whose receiver count is exact), `spublish` a Cluster
+ * with sharded pub/sub (Redis 7), `publish-cluster` a Cluster without it. A notice for a waiting
+ * client goes the way that client listens, as its listener id says (keys.ts, notice.lua): by
+ * SPUBLISH where the Cluster has it and the client keeps sharded subscriptions, else by PUBLISH,
+ * whose count on a Cluster covers one node only and so cannot prove a client gone.
  */
 export type PublishCommand = 'publish' | 'spublish' | 'publish-cluster';
 

@@ -3,6 +3,7 @@ import fairQueueLua from './fair-queue.lua';
 import latchCountDownLua from './latch-count-down-4.lua';
 import latchTrySetLua from './latch-try-set-2.lua';
 import latchWaitLua from './latch-wait-2.lua';
+import noticeLua from './notice.lua';
 import type { PublishCommand } from './script-types.js';
 import type { ScriptRunner } from './script-runner.js';
 import semaphoreAcquireLua from './semaphore-acquire-8.lua';
@@ -18,20 +19,20 @@ import wakeAllLua from './wake-all.lua';
 import wakeOneLua from './wake-one.lua';
 
 // The semaphore's shared functions (semaphore.lua, then semaphore-waiters.lua) use drop_expired
-// (fair-queue.lua) and server_ms().
-const sem = serverTimeLua + fairQueueLua + semaphoreLua + semaphoreWaitersLua;
+// (fair-queue.lua), server_ms() and notice().
+const sem = serverTimeLua + noticeLua + fairQueueLua + semaphoreLua + semaphoreWaitersLua;
 
 // Versioned names, as in registry.ts: two rlock versions sharing a connection never swap scripts.
 // The scripts that change a semaphore take the same keys (semaphoreKeyList, semaphore.lua).
 const COMMANDS = {
-  semAcquire: { name: 'rlockSemAcquireV5', numberOfKeys: 8, lua: sem + semaphoreAcquireLua },
-  semRelease: { name: 'rlockSemReleaseV5', numberOfKeys: 8, lua: sem + semaphoreReleaseLua },
-  semPassWake: { name: 'rlockSemPassWakeV5', numberOfKeys: 8, lua: sem + semaphorePassWakeLua },
-  semFairAcquire: { name: 'rlockSemFairAcquireV5', numberOfKeys: 8, lua: sem + semaphoreFairAcquireLua },
-  semFairLeave: { name: 'rlockSemFairLeaveV5', numberOfKeys: 8, lua: sem + semaphoreFairLeaveLua },
-  semAvailable: { name: 'rlockSemAvailableV2', numberOfKeys: 1, lua: sem + semaphoreAvailableLua },
+  semAcquire: { name: 'rlockSemAcquireV6', numberOfKeys: 8, lua: sem + semaphoreAcquireLua },
+  semRelease: { name: 'rlockSemReleaseV6', numberOfKeys: 8, lua: sem + semaphoreReleaseLua },
+  semPassWake: { name: 'rlockSemPassWakeV6', numberOfKeys: 8, lua: sem + semaphorePassWakeLua },
+  semFairAcquire: { name: 'rlockSemFairAcquireV6', numberOfKeys: 8, lua: sem + semaphoreFairAcquireLua },
+  semFairLeave: { name: 'rlockSemFairLeaveV6', numberOfKeys: 8, lua: sem + semaphoreFairLeaveLua },
+  semAvailable: { name: 'rlockSemAvailableV3', numberOfKeys: 1, lua: sem + semaphoreAvailableLua },
   latchTrySet: { name: 'rlockLatchTrySetV1', numberOfKeys: 2, lua: latchTrySetLua },
-  latchCountDown: { name: 'rlockLatchCountDownV1', numberOfKeys: 4, lua: wakeOneLua + wakeAllLua + latchCountDownLua },
+  latchCountDown: { name: 'rlockLatchCountDownV2', numberOfKeys: 4, lua: noticeLua + wakeOneLua + wakeAllLua + latchCountDownLua },
   latchWait: { name: 'rlockLatchWaitV1', numberOfKeys: 2, lua: serverTimeLua + latchWaitLua },
 } as const;
 

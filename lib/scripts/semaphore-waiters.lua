@@ -173,7 +173,7 @@ local function sem_wake(waiters, needs, promises, wake_prefix, publish, free, no
       local give = math.min(total, budget)
       redis.call('ZREM', waiters, client)
       if hinted then redis.call('HDEL', needs, client) end
-      if sem_notice(publish, wake_prefix .. client, tostring(give)) > 0 then
+      if notice(publish, wake_prefix .. client, tostring(give)) > 0 then
         budget = budget - give
         sem_promise(waiters, promises, client, give, held[client], now)
         held[client] = give + (held[client] or 0)
@@ -217,7 +217,7 @@ local function sem_turn(queue, timeouts, turn_prefix, publish, free_before, free
   if head == nil then return end
   local need = sem_waiter_need(head)
   if need <= free and need > free_before then
-    sem_notice(publish, turn_prefix .. string.match(head, '^[^|]*'), head)
+    notice(publish, turn_prefix .. string.match(head, '^[^|]*'), head)
   end
 end
 

@@ -137,13 +137,3 @@ local function sem_grant(permits, member, count, out, lease, now)
   sem_keep_permits(permits, lease, now)
   return out
 end
-
--- sem_notice(publish, channel, message): publishes; returns how many connections received it
--- ('publish-cluster': classic PUBLISH on a Cluster counts one node only, so 1 is assumed).
-local function sem_notice(publish, channel, message)
-  if publish == 'publish-cluster' then
-    redis.call('PUBLISH', channel, message)
-    return 1
-  end
-  return redis.call(publish, channel, message)
-end

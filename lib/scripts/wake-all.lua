@@ -1,4 +1,4 @@
--- Shared function, prepended (after wake-one.lua, whose notice() it uses) by the registry to the
+-- Shared function, prepended (after notice.lua and wake-one.lua) by the registry to the
 -- read-write lock scripts that let readers in.
 -- wake_all(waiters, wake_prefix, publish): wakes EVERY client in the waiter set, each through
 -- its own channel (each then wakes all its local readers). The set is emptied: a client whose

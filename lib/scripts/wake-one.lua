@@ -1,16 +1,5 @@
--- Shared functions, prepended by the registry to scripts that free a lock.
+-- Shared function, prepended by the registry (after notice.lua) to scripts that free a lock.
 --
--- notice(publish, channel): publishes a wake-up notice; returns how many connections received
--- it. publish: 'publish', 'spublish', or 'publish-cluster' (classic PUBLISH on a Cluster: the
--- count covers this node only, so 0 proves nothing and the client is taken as reached).
-local function notice(publish, channel)
-  if publish == 'publish-cluster' then
-    redis.call('PUBLISH', channel, '1')
-    return 1
-  end
-  return redis.call(publish, channel, '1')
-end
-
 -- wake_one(waiters, wake_prefix, publish): wakes ONE waiting client, the longest registered.
 -- A client is dropped from the set when woken; its waiter registers again if it still waits.
 -- A notice that reaches no connection means that client is gone (no subscriber), so it is

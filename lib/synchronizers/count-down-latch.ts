@@ -83,7 +83,7 @@ export class CountDownLatch implements RCountDownLatch {
     // that by a second, so the waiter set cannot outlive clients that all died.
     const checkInMs = core.watchdogTimeoutMs / 3;
     const ask = async (register: boolean): Promise<number | typeof TIMED_OUT> =>
-      raceDeadline(this.#scripts.latchWait(keys, register ? core.clientId : '', checkInMs), deadline, signal);
+      raceDeadline(this.#scripts.latchWait(keys, register ? core.waiters.listenerId : '', checkInMs), deadline, signal);
     const me = Symbol('latch waiter');
     let queue = core.waiters.peekChannel<LatchWaiterQueue>(keys.wakePrefix);
     const wasSubscribed = queue?.subscribed ?? false;
@@ -122,7 +122,7 @@ export class CountDownLatch implements RCountDownLatch {
       keys.wakePrefix,
       (hooks) =>
         new LatchWaiterQueue(hooks, SUBSCRIPTION_LINGER_MS, () => {
-          this.#scripts.latchLeave(keys, core.clientId).catch((error: unknown) => core.events.emit('error', error));
+          this.#scripts.latchLeave(keys, core.waiters.listenerId).catch((error: unknown) => core.events.emit('error', error));
         }),
     );
   }

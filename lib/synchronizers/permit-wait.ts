@@ -25,7 +25,7 @@ export interface PermitRequest {
   readonly abandon: () => void;
 }
 
-/** Fair waiter ids are numbered per process; with the client id they are unique everywhere. */
+/** Fair waiter ids are numbered per process; with the client's listener id they are unique everywhere. */
 let lastWaiter = 0;
 
 /** The waiter mode the scripts take (waiter-set.lua). */
@@ -49,7 +49,7 @@ export async function waitForNotice(request: PermitRequest): Promise<Acquired | 
       othersHint: mode === '0' ? '' : (queue?.hint(me) ?? ''),
     };
     const sentAt = performance.now();
-    const left = await scripts.acquire(keys, id, limit, ttlMs, core.clientId, wait, core.publish);
+    const left = await scripts.acquire(keys, id, limit, ttlMs, core.waiters.listenerId, wait, core.publish);
     return left === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: left };
   };
   if (waitMs === 0) return acquireOnce(() => send('0'), { signal, abandon });
@@ -100,9 +100,9 @@ function permitQueue(core: LockCore, keys: SemaphoreKeys, limit: number): Permit
       new PermitWaiterQueue(
         {
           ...hooks,
-          passWake: (permits, leave) => void scripts.passWake(keys, core.clientId, limit, core.publish, permits, leave).catch(onError),
+          passWake: (permits, leave) => void scripts.passWake(keys, core.waiters.listenerId, limit, core.publish, permits, leave).catch(onError),
           // A script, not a ZREM: it also drops the waiter set when only its keeper is left.
-          leaveWaiterSet: () => void scripts.passWake(keys, core.clientId, limit, core.publish, 0, true).catch(onError),
+          leaveWaiterSet: () => void scripts.passWake(keys, core.waiters.listenerId, limit, core.publish, 0, true).catch(onError),
         },
         SUBSCRIPTION_LINGER_MS,
       ),
@@ -124,7 +124,7 @@ export function waitInTurn(request: PermitRequest): Promise<Acquired | false> {
   };
   if (waitMs === 0) return acquireOnce(() => attempt(''), { signal, abandon });
   lastWaiter += 1;
-  const waiterId = `${core.clientId}|${lastWaiter.toString(36)}|${need}`;
+  const waiterId = `${core.waiters.listenerId}|${lastWaiter.toString(36)}|${need}`;
   const channel = (): FairWaiterQueue => core.waiters.channel(keys.turnPrefix, (hooks) => new FairWaiterQueue(hooks, SUBSCRIPTION_LINGER_MS));
   return acquireInTurn({
     waiterId,

@@ -1,5 +1,6 @@
-import type { LockKeys, WaitTarget } from '../keys.js';
-import type { LockScripts, PublishCommand } from '../scripts/registry.js';
+import { listenerId, type LockKeys, type WaitTarget } from '../keys.js';
+import type { Topology } from '../redis/topology.js';
+import type { LockScripts } from '../scripts/registry.js';
 import { FairWaiterQueue } from './fair-waiter-queue.js';
 import type { NoticeSubscriber } from './subscriber.js';
 import type { WakeChannel, WakeChannelHooks } from './wake-channel.js';
@@ -9,8 +10,8 @@ export interface WaiterQueuesConfig {
   readonly clientId: string;
   readonly subscriber: NoticeSubscriber;
   readonly scripts: LockScripts;
-  /** The publish command, known once the topology is. */
-  readonly publish: () => PublishCommand;
+  /** The deployment, known once `ready()` resolved: what scripts publish with, how this client listens. */
+  readonly topology: () => Topology;
   /** ioredis' own `keyPrefix`: it prefixes KEYS (so our channel names in Lua) but not SUBSCRIBE. */
   readonly connectionKeyPrefix: string;
   readonly lingerMs: number;
@@ -29,9 +30,20 @@ export class WaiterQueues {
   /** Channels of other kinds (semaphores, latches), made by their own modules. */
   readonly #otherQueues = new Map<string, WakeChannel>();
   #closedWith: Error | undefined;
+  #listenerId: string | undefined;
 
   constructor(config: WaiterQueuesConfig) {
     this.#config = config;
+  }
+
+  /**
+   * The id this client waits under in Redis and names its channels by (keys.ts): known once the
+   * topology is, which never changes after.
+   */
+  get listenerId(): string {
+    const { cluster, pubsub } = this.#config.topology();
+    this.#listenerId ??= listenerId(this.#config.clientId, cluster && pubsub === 'classic');
+    return this.#listenerId;
   }
 
   /** The queue of a lock this client already waits on (or recently did), if any. */
@@ -41,7 +53,8 @@ export class WaiterQueues {
 
   /** The queue of a lock, created on first need. */
   get(target: WaitTarget): WaiterQueue {
-    const { clientId, scripts, publish, onError } = this.#config;
+    const { scripts, topology, onError } = this.#config;
+    const id = this.listenerId;
     return this.#getOrCreate(
       this.#queues,
       target.wakePrefix,
@@ -49,8 +62,8 @@ export class WaiterQueues {
         new WaiterQueue(
           {
             ...hooks,
-            passWake: () => void scripts.lock.passWake(target, clientId, publish()).catch(onError),
-            leaveWaiterSet: () => void scripts.lock.leaveWaiterSet(target, clientId).catch(onError),
+            passWake: () => void scripts.lock.passWake(target, id, topology().publish).catch(onError),
+            leaveWaiterSet: () => void scripts.lock.leaveWaiterSet(target, id).catch(onError),
           },
           this.#config.lingerMs,
           target.wakeAll,
@@ -74,7 +87,7 @@ export class WaiterQueues {
   }
 
   /**
-   * This client's wake-up channel `prefix` + client id, made by `create` on first need: for
+   * This client's wake-up channel `prefix` + listener id, made by `create` on first need: for
    * waiters other than locks'. It is subscribed, lingers and is closed like the others. A prefix
    * is always used with the same kind of channel.
    */
@@ -91,7 +104,7 @@ export class WaiterQueues {
   }
 
   #channel(prefix: string): string {
-    return this.#config.connectionKeyPrefix + prefix + this.#config.clientId;
+    return this.#config.connectionKeyPrefix + prefix + this.listenerId;
   }
 
   #getOrCreate<Q extends WakeChannel>(queues: Map<string, Q>, prefix: string, create: (hooks: WakeChannelHooks) => Q): Q {

@@ -55,6 +55,27 @@ describe('client families', () => {
     });
   }
 
+  it('a release wakes a waiter of another family, for every ordered pair of families', async () => {
+    const admin = fx.redis();
+    const clients = new Map(FAMILIES.map((family) => [family, { releaser: fx.client({}, open(family)), waiter: fx.client({}, open(family)) }]));
+    for (const from of FAMILIES) {
+      for (const to of FAMILIES.filter((family) => family !== from)) {
+        const name = `pair-${from}-${to}`;
+        const holder = clients.get(from)!.releaser.getLock(name);
+        const waiter = clients.get(to)!.waiter.getLock(name);
+        await holder.lock(60_000);
+        const waiting = waiter.tryLock(3_000, 10_000);
+        // Registered once subscribed: from then on only the notice wakes it before the 60 s lease ends.
+        for (let i = 0; i < 250 && (await admin.zcard(`{${fx.prefix}:${name}}:waiters`)) === 0; i += 1) await sleep(20);
+        const started = performance.now();
+        await holder.unlock();
+        expect(await waiting, `${from} → ${to}`).toBe(true);
+        expect(performance.now() - started, `${from} → ${to}`).toBeLessThan(200);
+        await waiter.unlock();
+      }
+    }
+  });
+
   it('RedLock and MultiLock mix clients: one node per family, and one server seen through two clients', async () => {
     const servers = await Promise.all([spawnRedis(), spawnRedis(), spawnRedis()]);
     try {

@@ -93,7 +93,8 @@ describe('Redis Cluster', () => {
     const waiterClient = client();
     const started = performance.now();
     const waiting = waiterClient.getLock(name).tryLock(20_000, 1_000);
-    const channel = `{c:${name}}:wake:${waiterClient.id}`;
+    // Its channel ends with its listener id: the client id, marked as listening classic.
+    const channel = `{c:${name}}:wake:${waiterClient.id}~c`;
     const subscribed = async (): Promise<boolean> =>
       (await Promise.all(cluster.nodes.map(async (n) => ((await node(n.port).call('PUBSUB', 'CHANNELS', channel)) as string[]).length))).some(Boolean);
     for (let i = 0; i < 100 && !(await subscribed()); i += 1) await sleep(20);
