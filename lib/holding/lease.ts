@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../errors.js';
-import type { HandOffOptions } from './lease-moves.js';
+import type { HandOffOptions, HandOffReservation } from './lease-moves.js';
 import type { LeaseHandle } from './lease-handle.js';
 import { Releasable } from './releasable.js';
 
@@ -7,7 +7,16 @@ import { Releasable } from './releasable.js';
 export interface LeaseMovesInit {
   extend(ms: number): Promise<void>;
   handOff(options?: HandOffOptions): Promise<LeaseHandle>;
+  /** Checks and reserves the hand-off now, to send it later (a MultiLock's members); absent: handOff at send. */
+  reserveHandOff?(options?: HandOffOptions): HandOffReservation;
 }
+
+/**
+ * Package-internal: `lease[RESERVE_HAND_OFF](options)` checks and reserves the Lease's hand-off
+ * (see HandOffReservation). A registry symbol, versioned: a MultiLock may combine Leases of another
+ * loaded copy of rlock.
+ */
+export const RESERVE_HAND_OFF = Symbol.for('rlock.reserveHandOff.v1');
 
 /**
  * A Lease's abort, with its AbortController made only when someone reads the signal: most leases
@@ -102,6 +111,13 @@ export class Lease extends Releasable {
    */
   handOff(options?: HandOffOptions): Promise<LeaseHandle> {
     return this.#moves ? this.#moves.handOff(options) : Promise.reject(unsupported(this.name, 'handOff'));
+  }
+
+  /** @internal See RESERVE_HAND_OFF. */
+  [RESERVE_HAND_OFF](options?: HandOffOptions): HandOffReservation {
+    const moves = this.#moves;
+    if (moves?.reserveHandOff) return moves.reserveHandOff(options);
+    return { send: () => this.handOff(options), cancel: () => undefined };
   }
 
   /** Aborted when the lock is lost while the lease is unreleased. */
