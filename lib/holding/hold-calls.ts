@@ -15,36 +15,10 @@ interface CallsOut {
   handingOff: boolean;
 }
 
-// Per lock context, the keys of the locks whose hold it handed off (the context dies with them).
-const handedOff = new WeakMap<LockContext, Set<string>>();
-/** Until the first hand-off in this process, calls skip the look-up. */
-let anyHandedOff = false;
-
 /** The context `owner` (of client `clientId`) belongs to, when it is the current one: the hold remembers it for its hand-off. */
 export function contextOfOwner(clientId: string, owner: string): LockContext | undefined {
   const context = currentContext();
   return context && ownerId(clientId, context.id) === owner ? context : undefined;
-}
-
-/** `context` handed its hold of `lockKey` off: it may not call on that lock again. */
-export function markHandedOff(context: LockContext | undefined, lockKey: string): void {
-  if (!context) return;
-  const locks = handedOff.get(context) ?? new Set<string>();
-  locks.add(lockKey);
-  handedOff.set(context, locks);
-  anyHandedOff = true;
-}
-
-/** Throws when the current context handed its hold of `lockKey` off (see above). */
-export function assertNotHandedOff(lockKey: string, name: string): void {
-  if (!anyHandedOff) return;
-  const context = currentContext();
-  if (context && handedOff.get(context)?.has(lockKey)) {
-    throw new LockHandedOffError(
-      `this lock context handed its hold of "${name}" off to another process; take the lock again in a new context (locks.runInContext)`,
-      { lockName: name },
-    );
-  }
 }
 
 /**
@@ -55,13 +29,46 @@ export function assertNotHandedOff(lockKey: string, name: string): void {
  */
 export class HoldCalls {
   readonly #out = new Map<string, CallsOut>();
+  /** Per lock context, the keys of the locks whose hold it handed off through this client (gone with the context). */
+  readonly #handedOff = new WeakMap<LockContext, Set<string>>();
+  /** Until the first hand-off, acquisitions skip the look-up. */
+  #anyHandedOff = false;
+
+  /** `context` handed its hold of `lockKey` off: it may not take that lock again through this client. */
+  markHandedOff(context: LockContext | undefined, lockKey: string): void {
+    if (!context) return;
+    const locks = this.#handedOff.get(context) ?? new Set<string>();
+    locks.add(lockKey);
+    this.#handedOff.set(context, locks);
+    this.#anyHandedOff = true;
+  }
+
+  /**
+   * Throws when the current context handed its hold of `lockKey` off: an acquisition would re-enter
+   * the adopted hold. (A release or an extension needs the hold's record, which the hand-off ended.)
+   */
+  assertNotHandedOff(lockKey: string, name: string): void {
+    if (!this.#anyHandedOff) return;
+    const context = currentContext();
+    if (context && this.#handedOff.get(context)?.has(lockKey)) {
+      throw new LockHandedOffError(
+        `this lock context handed its hold of "${name}" off to another process; take the lock again in a new context (locks.runInContext)`,
+        { lockName: name },
+      );
+    }
+  }
+
+  /** An acquisition (or re-entry) of `owner` on `lockKey` starts: as `enter`, and refused after this context's hand-off. */
+  enterAcquisition(lockKey: string, owner: string, name: string): string {
+    this.assertNotHandedOff(lockKey, name);
+    return this.enter(lockKey, owner, name);
+  }
 
   /**
    * A call of `owner` on `lockKey` starts; hand the returned key to `leave` once it settled.
-   * @throws LockHandedOffError when its hold is being handed off, or this context handed it off.
+   * @throws LockHandedOffError when its hold is being handed off.
    */
   enter(lockKey: string, owner: string, name: string): string {
-    assertNotHandedOff(lockKey, name);
     const key = `${lockKey}\u0000${owner}`;
     const out = this.#out.get(key);
     if (!out) {

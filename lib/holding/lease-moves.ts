@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { LockCore } from '../core.js';
 import { InvalidArgumentError, LockError, LockHandedOffError, LockLostError } from '../errors.js';
-import { markHandedOff } from './hold-calls.js';
 import { holdDrift, kindOf, type Hold } from './holds.js';
 import type { ReleaseTicket } from './pending-release.js';
 import { newRequestId } from './request-id.js';
@@ -12,9 +11,10 @@ import type { LeaseHandle, LeaseHandleKind } from './lease-handle.js';
 /** Options of `lease.handOff()`. */
 export interface HandOffOptions {
   /**
-   * Watchdog mode: how long the hold is kept for its adopter, ms. Nobody renews it between
-   * `handOff()` and `adopt()`: a handle adopted later finds it gone (LockLostError).
-   * A fixed-lease hold keeps its lease instead.
+   * Watchdog mode: how long the hold is kept for its adopter, ms from the hand-off — exactly, so
+   * sooner or later than its current lease would end. Nobody renews it between `handOff()` and
+   * `adopt()`: unadopted, the lock is free after this; a handle adopted later finds it gone
+   * (LockLostError). A fixed-lease hold keeps its lease instead.
    * @default the client's `watchdogTimeout`
    */
   adoptWithin?: number;
@@ -158,7 +158,7 @@ async function sendHandOff(core: LockCore, hold: Hold, facts: HandleFacts, keepM
   core.holds.end(hold);
   const error = new LockHandedOffError(`${kindOf(hold.target)} "${facts.name}" was handed off to another process`, { lockName: facts.name });
   for (const lease of hold.leases) lease.abort(error);
-  markHandedOff(hold.context, hold.target.keys[0]!);
+  core.holds.calls.markHandedOff(hold.context, hold.target.keys[0]!);
   return {
     rlock: 1,
     ...facts,

@@ -102,8 +102,12 @@ export class Lease extends Releasable {
    * JSON-serialisable {@link LeaseHandle} for `locks.adopt(handle)`. This process stops renewing
    * it and no longer holds it: `signal` aborts with LockHandedOffError, and `release()` resolves
    * and changes nothing. Until it is adopted nobody renews the hold: in watchdog mode it is kept
-   * `adoptWithin` (default: `watchdogTimeout`) from now; a fixed lease keeps its end.
+   * `adoptWithin` (default: `watchdogTimeout`) from now, no longer; a fixed lease keeps its end.
+   * Until it settles, the owner's other calls on the lock are refused (LockHandedOffError); after
+   * it, the lock context that took the hold may not take that lock again.
    * @throws LockLostError when the hold is gone.
+   * @throws LockError when a release is retried in the background, or another call of the owner
+   *   on the lock (an acquisition, re-entry, release or extension) is under way: nothing moved.
    * @example
    * const lease = await locks.getLock('invoice:42').acquire();
    * await queue.add('charge', { handle: await lease.handOff() });

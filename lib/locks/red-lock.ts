@@ -106,6 +106,7 @@ export class RedLock implements RLock {
 
   async unlock(): Promise<void> {
     this.#assertOpen();
+    this.#home.holds.calls.assertNotHandedOff(this.#unscopedKey, this.name);
     const owner = this.#currentOwner();
     if (owner === undefined) throw this.#notHeld();
     await this.#release(owner);
@@ -191,7 +192,7 @@ export class RedLock implements RLock {
     maxHoldMs?: number,
   ): Promise<RedHold | RedLockQuorumError> {
     signal?.throwIfAborted();
-    const call = this.#home.holds.calls.enter(this.#unscopedKey, owner, this.name);
+    const call = this.#home.holds.calls.enterAcquisition(this.#unscopedKey, owner, this.name);
     const watchdog = leaseMs === WATCHDOG_LEASE;
     const ttlMs = watchdog ? this.#watchdogTtlMs : leaseMs;
     const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
@@ -257,17 +258,16 @@ export class RedLock implements RLock {
    * as given up even when the answers fall short (they throw LockNotHeldError).
    */
   async #release(owner: string, release: RedRelease = newRedRelease(this.#nodes.length)): Promise<void> {
-    const nodes = this.#nodes;
     const call = this.#home.holds.calls.enter(this.#unscopedKey, owner, this.name);
     const hold = redHoldOf(this.#parts, owner);
     if (hold) hold.releasing += 1;
     let round: FanOutResult<number>;
     try {
       round = await fanOut(
-        nodes.length,
-        (i) => nodes[i]!.releaseHeld(owner, release.nodes[i]),
+        this.#nodes.length,
+        (i) => this.#nodes[i]!.releaseHeld(owner, release.nodes[i]),
         this.#round.nodeTimeoutMs,
-        (answers) => certain(tally(answers, heldByOwner), nodes.length),
+        (answers) => certain(tally(answers, heldByOwner), this.#nodes.length),
       );
     } finally {
       if (hold) hold.releasing -= 1;

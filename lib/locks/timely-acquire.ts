@@ -42,7 +42,7 @@ export function acquireInTime(call: AcquireCall): Promise<Acquired | false> {
   let key: string;
   try {
     call.signal?.throwIfAborted();
-    key = calls.enter(call.lockKey, call.owner, call.name);
+    key = calls.enterAcquisition(call.lockKey, call.owner, call.name);
   } catch (error) {
     return Promise.reject(error);
   }

@@ -3,7 +3,6 @@ import { InvalidArgumentError, LockError, LockHandedOffError, LockLostError, Loc
 import type { Hold } from '../holding/holds.js';
 import { adoptHold, holdAccessOf, type AdoptedHold } from '../holding/adopt.js';
 import { checkLeaseHandle, type LeaseHandle } from '../holding/lease-handle.js';
-import { markHandedOff } from '../holding/hold-calls.js';
 import { extendHold, handOffHold } from '../holding/lease-moves.js';
 import type { Lease, LeaseMovesInit } from '../holding/lease.js';
 import type { NodeLock } from '../locks/node-lock.js';
@@ -216,7 +215,7 @@ async function handOffNodes(parts: RedLockParts, owner: string, hold: RedHold, r
     throw moveFailed(parts, 'handOff', round, counted, expiresAt - Date.now());
   }
   hold.handedOff(new LockHandedOffError(`RedLock "${name}" was handed off to another process`, { lockName: name }));
-  markHandedOff(hold.context, unscopedKeyOf(parts));
+  parts.home.holds.calls.markHandedOff(hold.context, unscopedKeyOf(parts));
   // This process no longer holds it: a node that did not hand its hold off in time lets go of it.
   round.calls.forEach((call, node) => {
     const member = members[node];
