@@ -1,7 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { Lease } from './lease.js';
+import { Lease, RESERVE_HAND_OFF } from './lease.js';
 import type { LeaseHandle } from './lease-handle.js';
-import type { HandOffOptions } from './lease-moves.js';
+import type { HandOffOptions, HandOffReservation } from './lease-moves.js';
+
+/** Reserves every member's hand-off, or none: one refused cancels those reserved before it. */
+function reserveAll(leases: Lease[], options: HandOffOptions | undefined): HandOffReservation[] {
+  const reserved: HandOffReservation[] = [];
+  try {
+    for (const lease of leases) {
+      const reserve = (lease as Partial<Pick<Lease, typeof RESERVE_HAND_OFF>>)[RESERVE_HAND_OFF];
+      reserved.push(reserve ? reserve.call(lease, options) : { send: () => lease.handOff(options), cancel: () => undefined });
+    }
+  } catch (error) {
+    for (const reservation of reserved) reservation.cancel();
+    throw error;
+  }
+  return reserved;
+}
 
 /**
  * One Lease over several (a MultiLock's members): its signal aborts when any member's does;
@@ -28,10 +43,12 @@ export function combineLeases(name: string, leases: Lease[]): Lease {
     },
     moves: {
       extend: (ms) => settled(leases.map((lease) => lease.extend(ms))),
-      // A member whose hand-off failed stays held here (this Lease's release lets go of it); the
-      // others are handed off, and end with their gap if nobody adopts them.
+      // Every member's hand-off is checked and reserved before any is sent: a member that cannot be
+      // handed off now (a call of its owner under way, a release retried) refuses the whole. A
+      // member whose hand-off fails once sent stays held here (this Lease's release lets go of
+      // it); the others are handed off, and end with their gap if nobody adopts them.
       handOff: async (options?: HandOffOptions): Promise<LeaseHandle> => {
-        const members = await Promise.all(leases.map((lease) => lease.handOff(options)));
+        const members = await Promise.all(reserveAll(leases, options).map((reservation) => reservation.send()));
         const first = members[0]!;
         return {
           rlock: 1,

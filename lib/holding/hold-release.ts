@@ -38,7 +38,7 @@ function recordMsFor(hold: Hold): number {
 export function releaseHold(core: LockCore, name: string, hold: Hold, send: SendRelease, ticket?: ReleaseTicket): Promise<number> {
   const retry = ticket ? ticket.pending : hold.pending;
   if (retry && hold.pending === retry) {
-    if (retry.left === undefined) return attempt(core, name, hold, send, retry);
+    if (retry.left === undefined) return attempt(core, name, hold, send, retry, enterRelease(core, name, hold));
     // The background retry got through: the answer was applied then; hand it over now.
     hold.pending = undefined;
     if (hold.count === 0) core.holds.end(hold);
@@ -50,31 +50,47 @@ export function releaseHold(core: LockCore, name: string, hold: Hold, send: Send
   const done = ticket?.pending?.left;
   if (done !== undefined) return done === ScriptStatus.NotHeld ? Promise.reject(notHeld(name, hold)) : Promise.resolve(done);
   const pending = new PendingRelease(newRequestId(), hold.watchdog ? core.watchdogTimeoutMs : 0);
+  // Refused (before anything changes) while the hold is being handed off.
+  const call = enterRelease(core, name, hold);
   if (ticket) ticket.pending = pending;
   // The last hold stops being renewed now: if the release never gets through, the lease ends.
   if (hold.count <= 1) {
     hold.ending = true;
     hold.finalRelease = pending;
   }
-  return attempt(core, name, hold, send, pending);
+  return attempt(core, name, hold, send, pending, call);
 }
 
-function attempt(core: LockCore, name: string, hold: Hold, send: SendRelease, pending: PendingRelease): Promise<number> {
+/** The release counts as a call of the owner on the lock (hold-calls.ts); the key for `leave`. */
+function enterRelease(core: LockCore, name: string, hold: Hold): string {
+  return core.holds.calls.enter(hold.target.keys[0]!, hold.owner, name);
+}
+
+/** Sends the release; `call` (from enterRelease) is left once Redis answered it or it failed. */
+function attempt(core: LockCore, name: string, hold: Hold, send: SendRelease, pending: PendingRelease, call: string): Promise<number> {
   hold.releasing += 1;
-  const call = send(hold.owner, pending.reExpireMs, pending.requestId, recordMsFor(hold));
+  const answered = (): void => {
+    hold.releasing -= 1;
+    core.holds.calls.leave(call);
+  };
+  let sent: Promise<number>;
+  try {
+    sent = send(hold.owner, pending.reExpireMs, pending.requestId, recordMsFor(hold));
+  } catch (error) {
+    // As a call that failed: answered below, retried in the background.
+    sent = Promise.reject(error);
+  }
   const deadline = Math.min(performance.now() + RELEASE_TIMEOUT_MS, hold.validUntil);
-  return raceDeadline(call, deadline).then(
+  return raceDeadline(sent, deadline).then(
     (left) => {
       if (left === TIMED_OUT) {
-        const answered = (): void => {
-          hold.releasing -= 1;
-        };
-        call.then(answered, answered);
+        // Still out: a hand-off must wait until Redis answered it.
+        sent.then(answered, answered);
         const what = `${kindOf(hold.target)} "${name}"`;
         const error = new LockRedisError(`release of ${what} got no answer in time; it is retried in the background`, 'release', { lockName: name });
-        return failed(core, name, hold, send, pending, call, error);
+        return failed(core, name, hold, send, pending, sent, error);
       }
-      hold.releasing -= 1;
+      answered();
       pending.left = left;
       pending.finish();
       if (hold.pending === pending) hold.pending = undefined;
@@ -82,8 +98,8 @@ function attempt(core: LockCore, name: string, hold: Hold, send: SendRelease, pe
       return settle(core, name, hold, left);
     },
     (error: unknown) => {
-      hold.releasing -= 1;
-      return failed(core, name, hold, send, pending, call, error);
+      answered();
+      return failed(core, name, hold, send, pending, sent, error);
     },
   );
 }
@@ -204,7 +220,10 @@ export function leaseOfHold(
       try {
         await release(ticket);
       } catch (error) {
-        if (!(controller.aborted && error instanceof LockNotHeldError)) throw error;
+        if (controller.aborted && error instanceof LockNotHeldError) return;
+        // Not released (refused during a hand-off, or failed): the hold's loss or hand-off still concerns this Lease.
+        if (hold) addLease(hold, controller);
+        throw error;
       }
     },
   });

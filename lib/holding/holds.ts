@@ -1,7 +1,9 @@
+import type { LockContext } from '../context.js';
 import { LockLostError, type LockError, type LockLostReason, type ObjectKind } from '../errors.js';
 import { HOLD_DRIFT_FACTOR, HOLD_DRIFT_MS } from '../options.js';
 import type { RenewTarget } from '../scripts/script-types.js';
 import { holdEnded, holdStarted } from '../telemetry/hold-channels.js';
+import { contextOfOwner, HoldCalls } from './hold-calls.js';
 import { NO_LEASES, type HoldLease } from './hold-leases.js';
 import type { PendingRelease } from './pending-release.js';
 
@@ -65,6 +67,8 @@ export class Hold {
   /** Permits the hold is (a Permit's count, 1 for a lock); `announced`: `rlock:hold:end` is due once. */
   permits = 1;
   announced = false;
+  /** The lock context the owner id is of, in the process that took the hold: its hand-off bars that context. */
+  context: LockContext | undefined;
 
   constructor(
     readonly id: string,
@@ -124,6 +128,8 @@ export class Holds {
   /** Composite holds (a RedLock's) that end with this client. */
   readonly #closeHooks = new Set<() => void>();
   #closed = false;
+  /** Each owner's calls under way on each lock, and its hand-offs: they exclude each other. */
+  readonly calls = new HoldCalls();
 
   /** `clientId`: the LockClient's, for telemetry. */
   constructor(listener: HoldsListener, readonly clientId = '') {
@@ -157,6 +163,8 @@ export class Holds {
       if (a.permits !== undefined) hold.permits = a.permits;
       hold.renewalsLeft = a.maxRenewals;
       hold.letGo = a.letGo;
+      // Recorded synchronously with the acquisition's answer, in the caller's context.
+      hold.context = contextOfOwner(this.clientId, a.owner);
       this.#holds.set(id, hold);
       if (a.unscoped) this.rememberUnscoped(a.lockId, a.owner);
       holdStarted(this.clientId, hold);

@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { LockContext } from '../context.js';
-import { currentContext, ownerId } from '../context.js';
 import type { LockCore } from '../core.js';
 import { InvalidArgumentError, LockError, LockHandedOffError, LockLostError } from '../errors.js';
 import { holdDrift, kindOf, type Hold } from './holds.js';
@@ -13,18 +11,32 @@ import type { LeaseHandle, LeaseHandleKind } from './lease-handle.js';
 /** Options of `lease.handOff()`. */
 export interface HandOffOptions {
   /**
-   * Watchdog mode: how long the hold is kept for its adopter, ms. Nobody renews it between
-   * `handOff()` and `adopt()`: a handle adopted later finds it gone (LockLostError).
-   * A fixed-lease hold keeps its lease instead.
+   * Watchdog mode: how long the hold is kept for its adopter, ms from the hand-off — exactly, so
+   * sooner or later than its current lease would end. Nobody renews it between `handOff()` and
+   * `adopt()`: unadopted, the lock is free after this; a handle adopted later finds it gone
+   * (LockLostError). A fixed-lease hold keeps its lease instead.
    * @default the client's `watchdogTimeout`
    */
   adoptWithin?: number;
+}
+
+/**
+ * A hand-off checked and reserved, not yet sent: the owner's other calls on the lock are refused
+ * until it settles. A MultiLock reserves every member's before it sends any (combined-lease.ts).
+ */
+export interface HandOffReservation {
+  /** Sends it; the reservation ends when it settled. */
+  send(): Promise<LeaseHandle>;
+  /** Ends the reservation without sending it. */
+  cancel(): void;
 }
 
 /** What a Lease (or Permit) can do with its hold besides releasing it. */
 export interface LeaseMoves {
   extend(ms: number): Promise<void>;
   handOff(options?: HandOffOptions): Promise<LeaseHandle>;
+  /** Checks and reserves the hand-off now (synchronously), to send it later. */
+  reserveHandOff(options?: HandOffOptions): HandOffReservation;
 }
 
 /** How one hold is described in a handle, beyond what the hold record knows. */
@@ -40,34 +52,6 @@ export interface HandleFacts {
 /** A request id unique across clients: an adopted hold's records are shared by two processes. */
 export function sharedRequestId(core: LockCore): string {
   return `${core.clientId}:${newRequestId()}`;
-}
-
-// Per lock context, the locks whose hold it handed off. Their owner id now belongs to the
-// adopter: a lock call of the same context would re-enter the adopted hold from two processes.
-const handedOff = new WeakMap<LockContext, Set<string>>();
-/** Until the first hand-off in this process, acquisitions skip the look-up. */
-let anyHandedOff = false;
-
-/** Throws when the current context handed its hold of `lockId` off (see above). */
-export function assertNotHandedOff(lockId: string, name: string): void {
-  if (!anyHandedOff) return;
-  const context = currentContext();
-  if (context && handedOff.get(context)?.has(lockId)) {
-    throw new LockHandedOffError(
-      `this lock context handed its hold of "${name}" off to another process; take the lock again in a new context (locks.runInContext)`,
-      { lockName: name },
-    );
-  }
-}
-
-/** `owner` (of client `clientId`) handed its hold of `lockId` off: if it is the current context's, that context may not take it again. */
-export function markHandedOff(clientId: string, owner: string, lockId: string): void {
-  const context = currentContext();
-  if (!context || owner !== ownerId(clientId, context.id)) return;
-  const locks = handedOff.get(context) ?? new Set<string>();
-  locks.add(lockId);
-  handedOff.set(context, locks);
-  anyHandedOff = true;
 }
 
 function lostError(hold: Hold, why: string): LockLostError {
@@ -100,27 +84,64 @@ export async function extendHold(core: LockCore, hold: Hold, ms: unknown): Promi
   }
   assertHeld(core, hold);
   core.assertOpen();
+  // A call of the owner on the lock until answered: refused during a hand-off, and refuses one.
+  const call = core.holds.calls.enter(hold.target.keys[0]!, hold.owner, name);
+  let extended: boolean;
   const sentAt = performance.now();
-  const extended = await core.scripts.leaseMoves.extend(hold.target, extendMs, sharedRequestId(core));
+  try {
+    extended = await core.scripts.leaseMoves.extend(hold.target, extendMs, sharedRequestId(core));
+  } finally {
+    core.holds.calls.leave(call);
+  }
   if (!core.holds.isCurrent(hold)) throw lostError(hold, 'it ended while the extension was on its way');
   if (!extended) throw lostInRedis(core, hold);
   core.holds.confirmed(hold, sentAt, extendMs);
 }
 
 /**
- * `lease.handOff()`: opens a one-shot claim in Redis and keeps the hold for the adopter, then
- * gives the hold up here: no renewal, no clock, every Lease of it aborts with LockHandedOffError.
- * A failure leaves the hold as it was (still held and renewed here).
+ * `lease.handOff()`, checked and reserved now (see HandOffReservation): the hold must be held here,
+ * with no release retried in the background and no other call of its owner on the lock under way
+ * (hold-calls.ts). Sent, it opens a one-shot claim in Redis and keeps the hold for the adopter
+ * (watchdog mode: `adoptWithin` from the hand-off, no more, no less), then gives the hold up here:
+ * no renewal, no clock, every Lease of it aborts with LockHandedOffError, and the owner's context
+ * may not call on the lock again. A failure leaves the hold as it was (still held and renewed here).
  */
-export async function handOffHold(core: LockCore, hold: Hold, facts: HandleFacts, options: unknown): Promise<LeaseHandle> {
+export function reserveHandOff(core: LockCore, hold: Hold, facts: HandleFacts, options: unknown): HandOffReservation {
   const raw = checkObject(options, 'options');
   const keepMs = hold.watchdog ? (raw.adoptWithin === undefined ? core.watchdogTimeoutMs : checkPositiveDuration(raw.adoptWithin, 'adoptWithin')) : 0;
   assertHeld(core, hold);
-  // A release on its way (or retried in the background) could land after the adopter took over.
-  if (hold.releasing > 0 || hold.pending) {
-    throw new LockError(`${kindOf(hold.target)} "${facts.name}" has a release under way: it cannot be handed off`, { lockName: facts.name });
-  }
+  const what = `${kindOf(hold.target)} "${facts.name}"`;
+  // A release retried in the background could land after the adopter took over.
+  if (hold.pending) throw new LockError(`${what} has a release under way: it cannot be handed off`, { lockName: facts.name });
   core.assertOpen();
+  const call = core.holds.calls.enterHandOff(hold.target.keys[0]!, hold.owner, what, facts.name);
+  let open = true;
+  const leave = (): void => {
+    if (open) core.holds.calls.leaveHandOff(call);
+    open = false;
+  };
+  return {
+    send: async () => {
+      try {
+        return await sendHandOff(core, hold, facts, keepMs);
+      } finally {
+        leave();
+      }
+    },
+    cancel: leave,
+  };
+}
+
+/** `lease.handOff()` at once (see reserveHandOff). */
+export function handOffHold(core: LockCore, hold: Hold, facts: HandleFacts, options: unknown): Promise<LeaseHandle> {
+  try {
+    return reserveHandOff(core, hold, facts, options).send();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+async function sendHandOff(core: LockCore, hold: Hold, facts: HandleFacts, keepMs: number): Promise<LeaseHandle> {
   const id = randomUUID();
   const wallAt = Date.now();
   const reply = await core.scripts.leaseMoves.handOff(hold.target, keepMs, id);
@@ -137,7 +158,7 @@ export async function handOffHold(core: LockCore, hold: Hold, facts: HandleFacts
   core.holds.end(hold);
   const error = new LockHandedOffError(`${kindOf(hold.target)} "${facts.name}" was handed off to another process`, { lockName: facts.name });
   for (const lease of hold.leases) lease.abort(error);
-  markHandedOff(core.clientId, hold.owner, hold.lockId);
+  core.holds.calls.markHandedOff(hold.context, hold.target.keys[0]!);
   return {
     rlock: 1,
     ...facts,
@@ -156,10 +177,17 @@ export async function handOffHold(core: LockCore, hold: Hold, facts: HandleFacts
 export function movesOf(core: LockCore, hold: Hold | undefined, facts: HandleFacts): LeaseMoves {
   const missing = (): Promise<never> =>
     Promise.reject(new LockLostError(`"${facts.name}" is no longer held by this client`, 'expired', { lockName: facts.name }));
-  if (!hold) return { extend: missing, handOff: missing };
+  if (!hold) {
+    return {
+      extend: missing,
+      handOff: missing,
+      reserveHandOff: () => ({ send: missing, cancel: () => undefined }),
+    };
+  }
   return {
     extend: (ms) => extendHold(core, hold, ms),
     handOff: (options) => handOffHold(core, hold, facts, options),
+    reserveHandOff: (options) => reserveHandOff(core, hold, facts, options),
   };
 }
 

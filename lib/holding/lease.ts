@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../errors.js';
-import type { HandOffOptions } from './lease-moves.js';
+import type { HandOffOptions, HandOffReservation } from './lease-moves.js';
 import type { LeaseHandle } from './lease-handle.js';
 import { Releasable } from './releasable.js';
 
@@ -7,7 +7,16 @@ import { Releasable } from './releasable.js';
 export interface LeaseMovesInit {
   extend(ms: number): Promise<void>;
   handOff(options?: HandOffOptions): Promise<LeaseHandle>;
+  /** Checks and reserves the hand-off now, to send it later (a MultiLock's members); absent: handOff at send. */
+  reserveHandOff?(options?: HandOffOptions): HandOffReservation;
 }
+
+/**
+ * Package-internal: `lease[RESERVE_HAND_OFF](options)` checks and reserves the Lease's hand-off
+ * (see HandOffReservation). A registry symbol, versioned: a MultiLock may combine Leases of another
+ * loaded copy of rlock.
+ */
+export const RESERVE_HAND_OFF = Symbol.for('rlock.reserveHandOff.v1');
 
 /**
  * A Lease's abort, with its AbortController made only when someone reads the signal: most leases
@@ -93,8 +102,12 @@ export class Lease extends Releasable {
    * JSON-serialisable {@link LeaseHandle} for `locks.adopt(handle)`. This process stops renewing
    * it and no longer holds it: `signal` aborts with LockHandedOffError, and `release()` resolves
    * and changes nothing. Until it is adopted nobody renews the hold: in watchdog mode it is kept
-   * `adoptWithin` (default: `watchdogTimeout`) from now; a fixed lease keeps its end.
+   * `adoptWithin` (default: `watchdogTimeout`) from now, no longer; a fixed lease keeps its end.
+   * Until it settles, the owner's other calls on the lock are refused (LockHandedOffError); after
+   * it, the lock context that took the hold may not take that lock again.
    * @throws LockLostError when the hold is gone.
+   * @throws LockError when a release is retried in the background, or another call of the owner
+   *   on the lock (an acquisition, re-entry, release or extension) is under way: nothing moved.
    * @example
    * const lease = await locks.getLock('invoice:42').acquire();
    * await queue.add('charge', { handle: await lease.handOff() });
@@ -102,6 +115,13 @@ export class Lease extends Releasable {
    */
   handOff(options?: HandOffOptions): Promise<LeaseHandle> {
     return this.#moves ? this.#moves.handOff(options) : Promise.reject(unsupported(this.name, 'handOff'));
+  }
+
+  /** @internal See RESERVE_HAND_OFF. */
+  [RESERVE_HAND_OFF](options?: HandOffOptions): HandOffReservation {
+    const moves = this.#moves;
+    if (moves?.reserveHandOff) return moves.reserveHandOff(options);
+    return { send: () => this.handOff(options), cancel: () => undefined };
   }
 
   /** Aborted when the lock is lost while the lease is unreleased. */

@@ -19,7 +19,6 @@ import { checkFunction, checkLockArgs, checkTryLockArgs, checkWaitOptions, WATCH
 import { raceDeadline } from '../waiting/wait.js';
 import type { NodeLock } from './node-lock.js';
 import { runWithLease } from '../holding/with-lease.js';
-import { assertNotHandedOff } from '../holding/lease-moves.js';
 import type { LeaseHandle } from '../holding/lease-handle.js';
 import { majorityHolders } from '../inspect/composite.js';
 import type { LockHolder } from '../inspect/types.js';
@@ -107,7 +106,7 @@ export class RedLock implements RLock {
 
   async unlock(): Promise<void> {
     this.#assertOpen();
-    assertNotHandedOff(this.#unscopedKey, this.name);
+    this.#home.holds.calls.assertNotHandedOff(this.#unscopedKey, this.name);
     const owner = this.#currentOwner();
     if (owner === undefined) throw this.#notHeld();
     await this.#release(owner);
@@ -184,7 +183,7 @@ export class RedLock implements RLock {
     return adoptRed(this.#parts, handle, options);
   }
 
-  /** Acquires for `owner`: the hold, or why the last round failed once the wait ran out. */
+  /** Acquires for `owner` (a call a hand-off excludes: hold-calls.ts): the hold, or why the last round failed once the wait ran out. */
   async #acquire(
     owner: string,
     waitMs: number | undefined,
@@ -193,7 +192,7 @@ export class RedLock implements RLock {
     maxHoldMs?: number,
   ): Promise<RedHold | RedLockQuorumError> {
     signal?.throwIfAborted();
-    assertNotHandedOff(this.#unscopedKey, this.name);
+    const call = this.#home.holds.calls.enterAcquisition(this.#unscopedKey, owner, this.name);
     const watchdog = leaseMs === WATCHDOG_LEASE;
     const ttlMs = watchdog ? this.#watchdogTtlMs : leaseMs;
     const deadline = waitMs === undefined ? Infinity : performance.now() + waitMs;
@@ -220,6 +219,7 @@ export class RedLock implements RLock {
         if (performance.now() >= deadline) return this.#gaveUp(attempt, attempts);
       }
     } finally {
+      this.#home.holds.calls.leave(call);
       if (queues) leaveQueues(this.#round, queues, won);
     }
   }
@@ -258,19 +258,20 @@ export class RedLock implements RLock {
    * as given up even when the answers fall short (they throw LockNotHeldError).
    */
   async #release(owner: string, release: RedRelease = newRedRelease(this.#nodes.length)): Promise<void> {
-    const nodes = this.#nodes;
+    const call = this.#home.holds.calls.enter(this.#unscopedKey, owner, this.name);
     const hold = redHoldOf(this.#parts, owner);
     if (hold) hold.releasing += 1;
     let round: FanOutResult<number>;
     try {
       round = await fanOut(
-        nodes.length,
-        (i) => nodes[i]!.releaseHeld(owner, release.nodes[i]),
+        this.#nodes.length,
+        (i) => this.#nodes[i]!.releaseHeld(owner, release.nodes[i]),
         this.#round.nodeTimeoutMs,
-        (answers) => certain(tally(answers, heldByOwner), nodes.length),
+        (answers) => certain(tally(answers, heldByOwner), this.#nodes.length),
       );
     } finally {
       if (hold) hold.releasing -= 1;
+      this.#home.holds.calls.leave(call);
     }
     const counted = tally(round.answers, heldByOwner);
     const stillHeld = round.answers.filter((answer) => answer?.kind === 'answered' && answer.value > 0).length;

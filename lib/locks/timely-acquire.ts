@@ -1,6 +1,5 @@
 import type { LockCore } from '../core.js';
 import { holdDrift, type Hold } from '../holding/holds.js';
-import { assertNotHandedOff } from '../holding/lease-moves.js';
 import { confirmReplicas } from '../holding/replica-ack.js';
 import { AcquireTrack } from '../telemetry/channels.js';
 import { raceDeadline, TIMED_OUT, type Acquired } from '../waiting/wait.js';
@@ -33,16 +32,38 @@ export interface AcquireCall {
   confirmed(acquired: Acquired): void;
 }
 
-/** Runs `call` as one published (and traced) acquisition; resolves with it, or false when the wait ran out. */
+/**
+ * Runs `call` as one published (and traced) acquisition; resolves with it, or false when the wait
+ * ran out. It counts as a call of its owner on the lock until it settled: a hand-off of the
+ * owner's hold is refused meanwhile, and it is refused while one is under way (hold-calls.ts).
+ */
 export function acquireInTime(call: AcquireCall): Promise<Acquired | false> {
+  const { calls } = call.core.holds;
+  let key: string;
   try {
     call.signal?.throwIfAborted();
-    assertNotHandedOff(call.lockId, call.name);
+    key = calls.enterAcquisition(call.lockKey, call.owner, call.name);
   } catch (error) {
     return Promise.reject(error);
   }
-  const track = new AcquireTrack(call.core.clientId, call.lockId, call.name, call.owner, { server: call.core.redis.address, signal: call.signal });
-  return track.run(() => acquireTracked(call, track));
+  let running: Promise<Acquired | false>;
+  try {
+    const track = new AcquireTrack(call.core.clientId, call.lockId, call.name, call.owner, { server: call.core.redis.address, signal: call.signal });
+    running = track.run(() => acquireTracked(call, track));
+  } catch (error) {
+    calls.leave(key);
+    return Promise.reject(error);
+  }
+  return running.then(
+    (acquired) => {
+      calls.leave(key);
+      return acquired;
+    },
+    (error: unknown) => {
+      calls.leave(key);
+      throw error;
+    },
+  );
 }
 
 function acquireTracked(call: AcquireCall, track: AcquireTrack): Promise<Acquired | false> {

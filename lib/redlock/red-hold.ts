@@ -1,3 +1,4 @@
+import type { LockContext } from '../context.js';
 import { LockClientClosedError, LockLostError, RedLockQuorumError, type LockError, type LockLostReason, type RedLockNodeFailure } from '../errors.js';
 import type { Hold, HoldEnd, HoldObserver } from '../holding/holds.js';
 import type { FanOutResult } from './fan-out.js';
@@ -36,6 +37,8 @@ export class RedHold {
   movedAway = false;
   /** Called once when the hold ends (lib/redlock/red-max-hold.ts clears its timer). */
   onEnd: (() => void) | undefined;
+  /** The lock context the owner id is of, in the process that took the hold: its hand-off bars that context. */
+  context: LockContext | undefined;
   readonly #config: RedHoldConfig;
   /** Per node: its live hold of this owner, if any. */
   readonly #members: (Hold | undefined)[];

@@ -1,4 +1,5 @@
 import type { LockCore } from '../core.js';
+import { contextOfOwner } from '../holding/hold-calls.js';
 import { RedHold } from './red-hold.js';
 
 /** What a RedLock's holds need to know of it. */
@@ -50,6 +51,8 @@ export function redHoldFor(lock: RedLockIdentity, owner: string): RedHold {
       home.holds.forgetUnscoped(unscopedKeyOf(lock), owner);
     },
   });
+  // Made synchronously with the acquisition's answer, in the caller's context (none for an adopter).
+  hold.context = contextOfOwner(home.clientId, owner);
   holds.set(key, hold);
   return hold;
 }

@@ -3,7 +3,7 @@ import { InvalidArgumentError, LockError, LockHandedOffError, LockLostError, Loc
 import type { Hold } from '../holding/holds.js';
 import { adoptHold, holdAccessOf, type AdoptedHold } from '../holding/adopt.js';
 import { checkLeaseHandle, type LeaseHandle } from '../holding/lease-handle.js';
-import { extendHold, handOffHold, markHandedOff } from '../holding/lease-moves.js';
+import { extendHold, handOffHold } from '../holding/lease-moves.js';
 import type { Lease, LeaseMovesInit } from '../holding/lease.js';
 import type { NodeLock } from '../locks/node-lock.js';
 import type { RLock } from '../locks/rlock.js';
@@ -136,8 +136,19 @@ function letGoNode(parts: RedLockParts, node: number, member: Hold): void {
   member.letGo?.(member.count);
 }
 
+/** Runs `move` as a call of `owner` on the RedLock: refused during its hand-off, which it refuses meanwhile (hold-calls.ts). */
+async function asCallOf<T>(parts: RedLockParts, owner: string, move: () => Promise<T>): Promise<T> {
+  const { calls } = parts.home.holds;
+  const call = calls.enter(unscopedKeyOf(parts), owner, parts.name);
+  try {
+    return await move();
+  } finally {
+    calls.leave(call);
+  }
+}
+
 /** `lease.extend(ms)` of a RedLock: every node holding it extends; a majority must confirm in time. */
-async function extendRed(parts: RedLockParts, hold: RedHold, ms: unknown): Promise<void> {
+async function extendRed(parts: RedLockParts, owner: string, hold: RedHold, ms: unknown): Promise<void> {
   const { name } = parts;
   if (ms === WATCHDOG_LEASE) throw new InvalidArgumentError('`ms` must be a lease of at least 50 ms, got -1', { lockName: name });
   const extendMs = checkLeaseTime(ms ?? Number.NaN, name);
@@ -145,13 +156,15 @@ async function extendRed(parts: RedLockParts, hold: RedHold, ms: unknown): Promi
     throw new InvalidArgumentError(`RedLock "${name}" is held in watchdog mode: the watchdog keeps it, extend() is for a leaseTime`, { lockName: name });
   }
   assertHeld(parts, hold);
-  await settleJoins(parts, hold);
-  assertHeld(parts, hold);
-  const { round, counted } = await roundOf(parts, async (node) => {
-    const member = hold.member(node);
-    if (!member) return null;
-    await extendHold(parts.nodes[node]!.core, member, extendMs);
-    return true;
+  const { round, counted } = await asCallOf(parts, owner, async () => {
+    await settleJoins(parts, hold);
+    assertHeld(parts, hold);
+    return roundOf(parts, async (node) => {
+      const member = hold.member(node);
+      if (!member) return null;
+      await extendHold(parts.nodes[node]!.core, member, extendMs);
+      return true;
+    });
   });
   // As for an acquisition: the new lease, less the time the round took and the clock drift.
   const validityMs = extendMs - (round.decidedAt - round.startedAt) - driftOf(extendMs);
@@ -165,13 +178,19 @@ async function extendRed(parts: RedLockParts, hold: RedHold, ms: unknown): Promi
  * the node holds handed off are adopted back, and the hold stays as it was.
  */
 async function handOffRed(parts: RedLockParts, owner: string, hold: RedHold, options: unknown): Promise<LeaseHandle> {
-  const { name, quorum } = parts;
   const raw = checkObject(options, 'options');
   if (raw.adoptWithin !== undefined) checkPositiveDuration(raw.adoptWithin, 'adoptWithin');
   assertHeld(parts, hold);
+  // Refused while another call of the owner on the RedLock is under way; refuses them meanwhile.
+  const { calls } = parts.home.holds;
+  const call = calls.enterHandOff(unscopedKeyOf(parts), owner, `RedLock "${parts.name}"`, parts.name);
+  return await handOffNodes(parts, owner, hold, raw).finally(() => calls.leaveHandOff(call));
+}
+
+async function handOffNodes(parts: RedLockParts, owner: string, hold: RedHold, raw: Record<string, unknown>): Promise<LeaseHandle> {
+  const { name, quorum } = parts;
   await settleJoins(parts, hold);
   assertHeld(parts, hold);
-  if (hold.releasing > 0) throw new LockError(`RedLock "${name}" has a release under way: it cannot be handed off`, { lockName: name });
   const members = parts.nodes.map((_, node) => hold.member(node));
   const { round, counted } = await roundOf(parts, (node) => {
     const member = members[node];
@@ -180,10 +199,7 @@ async function handOffRed(parts: RedLockParts, owner: string, hold: RedHold, opt
   }, true);
   const handles = valuesOf(round);
   const given = handles.filter((handle) => handle !== null);
-  const expiresAt = majorityOf(
-    given.map((handle) => handle.expiresAt),
-    quorum,
-  );
+  const expiresAt = majorityOf(given.map((handle) => handle.expiresAt), quorum);
   if (counted.yes < quorum || expiresAt <= Date.now()) {
     // Taken back: each node hold handed off (now, or by a late answer) is adopted again here.
     const reclaim = (node: number, handle: LeaseHandle): Promise<void> =>
@@ -199,7 +215,7 @@ async function handOffRed(parts: RedLockParts, owner: string, hold: RedHold, opt
     throw moveFailed(parts, 'handOff', round, counted, expiresAt - Date.now());
   }
   hold.handedOff(new LockHandedOffError(`RedLock "${name}" was handed off to another process`, { lockName: name }));
-  markHandedOff(parts.home.clientId, owner, unscopedKeyOf(parts));
+  parts.home.holds.calls.markHandedOff(hold.context, unscopedKeyOf(parts));
   // This process no longer holds it: a node that did not hand its hold off in time lets go of it.
   round.calls.forEach((call, node) => {
     const member = members[node];
@@ -226,7 +242,7 @@ async function handOffRed(parts: RedLockParts, owner: string, hold: RedHold, opt
 /** The moves of a RedLock Lease. */
 export function redMoves(parts: RedLockParts, owner: string, hold: RedHold): LeaseMovesInit {
   return {
-    extend: (ms) => extendRed(parts, hold, ms),
+    extend: (ms) => extendRed(parts, owner, hold, ms),
     handOff: (options) => handOffRed(parts, owner, hold, options),
   };
 }
@@ -273,10 +289,7 @@ export async function adoptRed(parts: RedLockParts, value: unknown, options: unk
     return member ? adoptHold(parts.nodes[node]!.core, holdAccessOf(parts.locks[node]), member, how) : Promise.resolve(null);
   });
   const adopted = valuesOf(round);
-  const validUntil = majorityOf(
-    adopted.flatMap((each) => (each ? [each.hold.validUntil] : [])),
-    parts.quorum,
-  );
+  const validUntil = majorityOf(adopted.flatMap((each) => (each ? [each.hold.validUntil] : [])), parts.quorum);
   if (counted.yes < parts.quorum || validUntil <= performance.now()) {
     for (const [node, call] of round.calls.entries()) void goneAsNull(call).then((each) => each && letGoNode(parts, node, each.hold), () => undefined);
     throw moveFailed(parts, 'adopt', round, counted, validUntil - performance.now());

@@ -13,7 +13,7 @@ const prelude = serverTimeLua + readWriteHoldsLua + heldLeaseLua;
 // Versioned names, as in lock-scripts.ts.
 const COMMANDS = {
   extend: { name: 'rlockExtendHoldV1', numberOfKeys: 3, lua: prelude + extendHoldLua },
-  handOff: { name: 'rlockHandOffHoldV1', numberOfKeys: 3, lua: prelude + handOffHoldLua },
+  handOff: { name: 'rlockHandOffHoldV2', numberOfKeys: 3, lua: prelude + handOffHoldLua },
   adopt: { name: 'rlockAdoptHoldV1', numberOfKeys: 3, lua: prelude + adoptHoldLua },
 } as const;
 
@@ -71,7 +71,7 @@ export class LeaseMoveScripts {
     return Number(await this.#runner.run(COMMANDS.extend, 'extend', target.name, args, objectKind(target))) === 1;
   }
 
-  /** Opens the hold for adoption by `handleId`, kept at least `keepMs` (0: as it is). */
+  /** Opens the hold for adoption by `handleId`, kept exactly `keepMs` from now (0: a fixed lease, as it is). */
   async handOff(target: RenewTarget, keepMs: number, handleId: string): Promise<HeldLease | number> {
     const args = [...keysOf(target, 'h'), moveKindOf(target), target.holder, keepMs, handleId];
     return heldLease(await this.#runner.run(COMMANDS.handOff, 'handOff', target.name, args, objectKind(target)));

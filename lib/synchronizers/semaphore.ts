@@ -221,7 +221,13 @@ export class Semaphore implements RSemaphore {
         removeLease(hold, controller);
         // Released already, or lost (the signal said so): nothing to give back.
         if (!core.holds.isCurrent(hold)) return;
-        await traceRelease(core, this.name, id, hold.lockId, () => releaseHold(core, this.name, hold, (owner) => this.#send(owner), ticket));
+        try {
+          await traceRelease(core, this.name, id, hold.lockId, () => releaseHold(core, this.name, hold, (owner) => this.#send(owner), ticket));
+        } catch (error) {
+          // Not released (refused during a hand-off, or failed): the hold's loss or hand-off still concerns this Permit.
+          addLease(hold, controller);
+          throw error;
+        }
       },
     });
   }

@@ -68,6 +68,21 @@ describe('lease.handOff() and locks.adopt(handle)', () => {
         await expect(fx.client().adopt(handle)).rejects.toBeInstanceOf(LockLostError);
       });
 
+      it('unadopted, the hold is kept adoptWithin from the hand-off, also when that is shorter than its lease', async () => {
+        const from = fx.client({ watchdogTimeout: 3_000 });
+        const held = (await take(from, kind, 'x'))!;
+        const handedAt = Date.now();
+        const handle = await held.handOff({ adoptWithin: 400 });
+        expect(handle.expiresAt - handedAt).toBeLessThanOrEqual(400);
+        // A rival that starts waiting now gets in once the gap ended, not when the 3 s lease would have.
+        const startedAt = performance.now();
+        const rival = await take(fx.client(), kind === 'read' ? 'write' : kind, 'x', { waitTime: 4_000 });
+        expect(rival).not.toBeNull();
+        expect(performance.now() - startedAt).toBeLessThan(1_500);
+        await rival!.release();
+        await expect(fx.client().adopt(handle)).rejects.toBeInstanceOf(LockLostError);
+      });
+
       it('a fixed lease keeps its end through the hand-off', async () => {
         const from = fx.client();
         const held = (await take(from, kind, 'x', { leaseTime: 600 }))!;
@@ -102,6 +117,28 @@ describe('lease.handOff() and locks.adopt(handle)', () => {
     // The adopted Lease stands for the whole hold: one release() frees the lock.
     await adopted.release();
     expect(await to.getLock('r').isLocked()).toBe(false);
+  });
+
+  it('a short adoptWithin cuts only the handed-off hold: other readers and other permits keep theirs', async () => {
+    const from = fx.client({ watchdogTimeout: 3_000 });
+    const other = fx.client({ watchdogTimeout: 3_000 });
+    const reader = await other.getReadWriteLock('rw').readLock().acquire();
+    const permit = await other.getSemaphore('sem', { permits: 2 }).acquire();
+    const handed = await from.getReadWriteLock('rw').readLock().acquire();
+    const handedPermit = await from.getSemaphore('sem', { permits: 2 }).acquire();
+    await handed.handOff({ adoptWithin: 300 });
+    await handedPermit.handOff({ adoptWithin: 300 });
+    await sleep(600);
+    const readers = await other.getReadWriteLock('rw').readLock().getHolders();
+    expect(readers.map((holder) => holder.owner)).toEqual([reader.owner]);
+    expect(readers[0]!.ttl).toBeGreaterThan(1_500);
+    expect(reader.signal.aborted).toBe(false);
+    expect(await takenByOther(fx.client(), 'write', 'rw')).toBe(true);
+    expect(await other.getSemaphore('sem', { permits: 2 }).availablePermits()).toBe(1);
+    expect(permit.signal.aborted).toBe(false);
+    await reader.release();
+    await permit.release();
+    expect(await fx.keys()).toEqual([]);
   });
 
   it('a read (or write) hold of an owner that holds both sides is not handed off', async () => {
