@@ -27,7 +27,7 @@ import { redisPortOf, subscriberOf, type PubSubFactory } from './redis/detect.js
 import type { RedisPort } from './redis/port.js';
 import { LockScripts } from './scripts/registry.js';
 import { detectClusterTopology, STANDALONE, type PubSubMode, type Topology } from './redis/topology.js';
-import { checkClientOptions, checkFunction, checkMaxHoldTime, checkObject } from './validate.js';
+import { checkAdoptOptions, checkClientOptions, checkFunction } from './validate.js';
 import { Watchdog } from './holding/watchdog.js';
 
 /** The process warning for the first `lost` or `error` event of a client that nobody listens to. */
@@ -252,8 +252,8 @@ export class LockClient extends EventEmitter<LockClientEvents> {
    * this client's watchdog in watchdog mode (`maxHoldTime` counted from now) or kept to its fixed
    * lease, and released by the returned Lease (a Permit for a permit's handle). Of two calls with
    * one handle, in any processes, exactly one gets the hold.
-   * @throws InvalidArgumentError for something that is not a handle, one of another `keyPrefix`,
-   *   or a RedLock's (one client cannot reach its other masters: use `redLock.adopt(handle)`).
+   * @throws InvalidArgumentError, before anything is sent, for a handle whose fields do not fit its
+   *   kind, of another `keyPrefix`, or a RedLock's (use `redLock.adopt(handle)`); an unknown option.
    * @throws LockLostError when the hold ended (not adopted in time) or was adopted already.
    * @example
    * const lease = await locks.adopt(job.data.handle);
@@ -263,7 +263,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   adopt(handle: LeaseHandle, options?: { maxHoldTime?: number }): Promise<Lease>;
   async adopt(handle: LeaseHandle, options?: { maxHoldTime?: number }): Promise<Lease | Permit> {
     const checked = checkLeaseHandle(handle);
-    const maxHoldMs = checkMaxHoldTime(checkObject(options, 'options').maxHoldTime, checked.name);
+    const maxHoldMs = checkAdoptOptions(options, checked.name);
     return adoptHandle(this.#core, this, checked, maxHoldMs);
   }
 

@@ -86,6 +86,28 @@ export function checkObject(value: unknown, option: string): Record<string, unkn
   return value as Record<string, unknown>;
 }
 
+/**
+ * `value` as an options object (undefined: `{}`) whose every key is one of `accepted`. A
+ * misspelt or foreign key (`lease` for `leaseTime`) would otherwise be dropped in silence and the
+ * call run with its defaults: every public call that takes options checks them here.
+ */
+export function checkOptions(value: unknown, accepted: readonly string[], lockName?: string, option = 'options'): Record<string, unknown> {
+  const raw = checkObject(value, option);
+  for (const key of Object.keys(raw)) {
+    if (!accepted.includes(key)) {
+      const where = option === 'options' ? '' : ` in \`${option}\``;
+      throw new InvalidArgumentError(`unknown option \`${key}\`${where} (accepted: ${accepted.join(', ')})`, { lockName });
+    }
+  }
+  return raw;
+}
+
+/** The options of a waiting acquisition (acquire, withLock, tryLock's and tryLockAndGetToken's object form). */
+export const WAIT_OPTIONS = ['waitTime', 'leaseTime', 'signal', 'maxHoldTime'] as const;
+
+/** The options after the positional times (`lock(leaseTime, …)`, `tryLock(waitTime, leaseTime, …)`). */
+export const SIGNAL_OPTIONS = ['signal', 'maxHoldTime'] as const;
+
 /** The key prefix goes inside the `{…}` hash tag, so it may not contain braces itself. */
 export function checkKeyPrefix(value: unknown): string {
   if (typeof value !== 'string' || value.length === 0 || /[{}]/.test(value)) {
@@ -96,7 +118,7 @@ export function checkKeyPrefix(value: unknown): string {
 
 /** `syncReplicas`: `{ replicas: whole number ≥ 1, timeout: ms }`. */
 export function checkSyncReplicas(value: unknown): { replicas: number; timeout: number } {
-  const raw = checkObject(value, 'syncReplicas');
+  const raw = checkOptions(value, ['replicas', 'timeout'], undefined, 'syncReplicas');
   const { replicas } = raw;
   if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 1 || replicas > 1_000) {
     throw new InvalidArgumentError(`\`syncReplicas.replicas\` must be a whole number from 1 to 1000, got ${describe(replicas)}`);
@@ -133,7 +155,7 @@ export function checkMaxHoldTime(value: unknown, lockName?: string): number | un
 
 /** `{ waitTime?, leaseTime?, signal? }` (acquire, withLock, tryLock's object form). */
 export function checkWaitOptions(options: unknown, lockName?: string): ParsedWait {
-  const raw = checkObject(options, 'options');
+  const raw = checkOptions(options, WAIT_OPTIONS, lockName);
   return {
     waitMs: checkWaitTime(raw.waitTime, lockName),
     leaseMs: checkLeaseTime(raw.leaseTime, lockName),
@@ -144,8 +166,13 @@ export function checkWaitOptions(options: unknown, lockName?: string): ParsedWai
 
 /** tryLock's arguments: (waitTime?, leaseTime?, { signal }?) or one options object. */
 export function checkTryLockArgs(waitOrOptions: unknown, leaseTime: unknown, options: unknown, lockName?: string): ParsedWait {
-  if (typeof waitOrOptions === 'object' && waitOrOptions !== null) return checkWaitOptions(waitOrOptions, lockName);
-  const raw = checkObject(options, 'options');
+  if (typeof waitOrOptions === 'object' && waitOrOptions !== null) {
+    if (leaseTime !== undefined || options !== undefined) {
+      throw new InvalidArgumentError('the options form `tryLock({ waitTime, leaseTime, … })` takes no further arguments', { lockName });
+    }
+    return checkWaitOptions(waitOrOptions, lockName);
+  }
+  const raw = checkOptions(options, SIGNAL_OPTIONS, lockName);
   return {
     waitMs: checkWaitTime(waitOrOptions, lockName),
     leaseMs: checkLeaseTime(leaseTime, lockName),
@@ -156,13 +183,24 @@ export function checkTryLockArgs(waitOrOptions: unknown, leaseTime: unknown, opt
 
 /** lock()'s arguments: (leaseTime?, { signal }?). */
 export function checkLockArgs(leaseTime: unknown, options: unknown, lockName?: string): ParsedWait {
-  const raw = checkObject(options, 'options');
+  const raw = checkOptions(options, SIGNAL_OPTIONS, lockName);
   return {
     waitMs: undefined,
     leaseMs: checkLeaseTime(leaseTime, lockName),
     signal: checkSignal(raw.signal, lockName),
     maxHoldMs: checkMaxHoldTime(raw.maxHoldTime, lockName),
   };
+}
+
+/** `lease.handOff(options)`, `permit.handOff(options)`: `{ adoptWithin? }`, a positive duration. */
+export function checkHandOffOptions(options: unknown, lockName: string): void {
+  const raw = checkOptions(options, ['adoptWithin'], lockName);
+  if (raw.adoptWithin !== undefined) checkPositiveDuration(raw.adoptWithin, 'adoptWithin');
+}
+
+/** `locks.adopt(handle, options)`, `redLock.adopt(handle, options)`: `{ maxHoldTime? }`; its maxHoldTime, ms. */
+export function checkAdoptOptions(options: unknown, lockName: string): number | undefined {
+  return checkMaxHoldTime(checkOptions(options, ['maxHoldTime'], lockName).maxHoldTime, lockName);
 }
 
 /** A count option such as `maxRenewals`: a whole number ≥ 0. */
@@ -173,7 +211,7 @@ export function checkCount(value: unknown, option: string): number {
   return value;
 }
 
-const KNOWN_CLIENT_OPTIONS = new Set(['keyPrefix', 'watchdogTimeout', 'fairLockWaitTimeout', 'maxHoldTime', 'subscriber', 'syncReplicas', 'pubsub']);
+const CLIENT_OPTIONS = ['keyPrefix', 'watchdogTimeout', 'fairLockWaitTimeout', 'maxHoldTime', 'subscriber', 'syncReplicas', 'pubsub'];
 
 /** A LockClient's options, checked, with their defaults; `subscriber` as given (the client checks it against the connection). */
 export interface ClientSettings {
@@ -188,12 +226,7 @@ export interface ClientSettings {
 
 /** Checks a LockClient's `options` for the connection `redis`. */
 export function checkClientOptions(options: unknown, redis: RedisPort): ClientSettings {
-  const raw = checkObject(options, 'options');
-  for (const key of Object.keys(raw)) {
-    if (!KNOWN_CLIENT_OPTIONS.has(key)) {
-      throw new InvalidArgumentError(`unknown option \`${key}\` (known: ${[...KNOWN_CLIENT_OPTIONS].join(', ')})`);
-    }
-  }
+  const raw = checkOptions(options, CLIENT_OPTIONS);
   const keyPrefix = raw.keyPrefix === undefined ? DEFAULTS.keyPrefix : checkKeyPrefix(raw.keyPrefix);
   const watchdogTimeoutMs =
     raw.watchdogTimeout === undefined ? DEFAULTS.watchdogTimeout : checkWatchdogTimeout(raw.watchdogTimeout);

@@ -6,11 +6,11 @@
 # command, which must find that client by itself, against a redis-server started here. The README's
 # TypeScript quick starts are type-checked with their client, and its JavaScript quick start is
 # run (on the last ioredis given) against that server.
-# Usage: tools/check-consumers.sh ioredis@5.9.0 ioredis@6 redis@5 redis@6 iovalkey
+# Usage: tools/check-consumers.sh ioredis@5.9.0 ioredis@6 redis@6 iovalkey
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
-[ "$#" -gt 0 ] || set -- ioredis@5.9.0 ioredis@5 ioredis@6 redis@5 redis@6 iovalkey
+[ "$#" -gt 0 ] || set -- ioredis@5.9.0 ioredis@5 ioredis@6 redis@6 iovalkey
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { constants } from 'node:os';
 import { LockClient } from '../client.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { LockAcquireTimeoutError } from '../errors.js';
@@ -7,6 +6,7 @@ import type { Lease } from '../holding/lease.js';
 import { MIN_LEASE_MS } from '../options.js';
 import { MAX_DURATION_MS } from '../validate.js';
 import { UsageError } from './errors.js';
+import { signalStatus, type ExecSignals } from './exec-signals.js';
 
 /** Exit codes of `rlock exec` besides the command's own status (see `rlock --help`). */
 export const ExecExit = {
@@ -26,9 +26,6 @@ export const ExecExit = {
 
 /** How long a command stopped because the lock was lost has between SIGTERM and SIGKILL, ms. */
 export const STOP_GRACE_MS = 5_000;
-
-/** The signals `rlock exec` passes on to the command. */
-const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'] as const;
 
 /** What `rlock exec` was asked to do, checked. */
 export interface ExecRequest {
@@ -59,26 +56,44 @@ export function parseExec(names: readonly string[], wait: string | undefined, le
   return { name, waitMs: wholeMs(wait, '--wait', 0) ?? 0, leaseMs: wholeMs(lease, '--lease', MIN_LEASE_MS), command };
 }
 
+/** What `rlock exec` says and returns when a signal ended its wait: 128 + the signal's number. */
+export function waitEndedBy(signal: NodeJS.Signals, request: ExecRequest, err: (text: string) => void): number {
+  err(`rlock exec: ${signal} while waiting for lock "${request.name}"; the command did not run`);
+  return signalStatus(signal);
+}
+
 /**
  * Runs the command while holding lock `name` (the plain lock, as `runExclusive(name)` and
- * `getLock(name)` use it), passing signals on to it; resolves with the exit code: the command's
- * status (128 + the signal's number when a signal ended it), or one of {@link ExecExit}.
+ * `getLock(name)` use it), passing signals on to it (`signals`, handled since the process
+ * started); resolves with the exit code: the command's status (128 + the signal's number when a
+ * signal ended it, or ended the wait for the lock), or one of {@link ExecExit}.
  */
-export async function execCommand(connection: RedisConnection, keyPrefix: string, request: ExecRequest, err: (text: string) => void): Promise<number> {
+export async function execCommand(
+  connection: RedisConnection,
+  keyPrefix: string,
+  request: ExecRequest,
+  signals: ExecSignals,
+  err: (text: string) => void,
+): Promise<number> {
   const locks = new LockClient(connection, { keyPrefix });
   locks.on('error', (error: unknown) => err(`rlock exec: ${error instanceof Error ? error.message : String(error)}`));
   locks.on('lost', () => undefined); // told through the lease's signal
   try {
     let lease: Lease;
     try {
-      lease = await locks.getLock(request.name).acquire({ waitTime: request.waitMs, leaseTime: request.leaseMs ?? -1 });
+      lease = await locks.getLock(request.name).acquire({ waitTime: request.waitMs, leaseTime: request.leaseMs ?? -1, signal: signals.ended });
     } catch (error) {
+      const endedBy = signals.endedBy;
+      if (endedBy) return waitEndedBy(endedBy, request, err);
       if (!(error instanceof LockAcquireTimeoutError)) throw error;
       err(`rlock exec: lock "${request.name}" was not taken within ${request.waitMs} ms; the command did not run`);
       return ExecExit.NotTaken;
     }
     try {
-      return await runHolding(request, lease.signal, err);
+      // A signal that came as the lock was taken: the command does not start.
+      const endedBy = signals.endedBy;
+      if (endedBy) return waitEndedBy(endedBy, request, err);
+      return await runHolding(request, lease.signal, signals, err);
     } finally {
       await lease.release().catch((error: unknown) => err(`rlock exec: release of "${request.name}" failed (it frees when its lease ends): ${String(error)}`));
     }
@@ -90,15 +105,14 @@ export async function execCommand(connection: RedisConnection, keyPrefix: string
   }
 }
 
-/** Runs the command until it exits; stops it when `lost` aborts. */
-function runHolding(request: ExecRequest, lost: AbortSignal, err: (text: string) => void): Promise<number> {
+/** Runs the command until it exits, signals passed on to it; stops it when `lost` aborts. */
+function runHolding(request: ExecRequest, lost: AbortSignal, signals: ExecSignals, err: (text: string) => void): Promise<number> {
   return new Promise((resolve) => {
     const [file, ...args] = request.command;
     const child = spawn(file!, args, { stdio: 'inherit' });
+    signals.running(child);
     let lockLost = false;
     let killTimer: NodeJS.Timeout | undefined;
-    const forward = (signal: NodeJS.Signals): void => void child.kill(signal);
-    for (const signal of FORWARDED) process.on(signal, forward);
     const onLost = (): void => {
       lockLost = true;
       err(`rlock exec: lock "${request.name}" was lost while the command ran: stopping it (SIGTERM, SIGKILL after ${STOP_GRACE_MS / 1_000} s)`);
@@ -110,7 +124,7 @@ function runHolding(request: ExecRequest, lost: AbortSignal, err: (text: string)
     const done = (code: number): void => {
       clearTimeout(killTimer);
       lost.removeEventListener('abort', onLost);
-      for (const signal of FORWARDED) process.off(signal, forward);
+      signals.commandDone();
       resolve(code);
     };
     child.once('error', (error: NodeJS.ErrnoException) => {
@@ -119,7 +133,7 @@ function runHolding(request: ExecRequest, lost: AbortSignal, err: (text: string)
     });
     child.once('exit', (code, signal) => {
       if (lockLost) done(ExecExit.Lost);
-      else if (signal) done(128 + (constants.signals[signal] ?? 0));
+      else if (signal) done(signalStatus(signal));
       else done(code ?? 0);
     });
   });

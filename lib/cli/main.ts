@@ -5,7 +5,8 @@ import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { forceUnlockCommand, inspectCommand, KINDS, listCommand, watchCommand, type CommandContext } from './commands.js';
 import { parseTarget } from './connect.js';
-import { execCommand, ExecExit, parseExec, type ExecRequest } from './exec.js';
+import { execCommand, ExecExit, parseExec, waitEndedBy, type ExecRequest } from './exec.js';
+import { ExecSignals, WaitEnded } from './exec-signals.js';
 import { openConnection, type OpenConnection } from './open-connection.js';
 import { redisPortOf } from '../redis/detect.js';
 import { ExitCode, NotFoundError, UsageError } from './errors.js';
@@ -44,7 +45,10 @@ Exit codes: 0 done; 1 no such lock (of that kind) or nothing to do; 2 bad usage 
 rlock exec exits with the command's status (128 + N when signal N ended it), else: 2 bad usage;
 3 the lock was not taken within --wait (the command did not run); 4 the lock was lost while the
 command ran, and the command was stopped (SIGTERM, then SIGKILL after 5 s); 5 Redis unreachable
-or failed before the command started; 126 the command could not be run; 127 it was not found.`;
+or failed before the command started; 126 the command could not be run; 127 it was not found;
+128 + N when SIGINT, SIGTERM, SIGHUP or SIGQUIT (signal N) came while it connected or waited for
+the lock (the command did not run). SIGUSR1 and SIGUSR2 are ignored until the command runs; once
+it runs, all six are passed on to it.`;
 
 function version(): string {
   const require = createRequire(import.meta.url);
@@ -84,6 +88,8 @@ async function main(argv: string[], out: (text: string) => void = (text) => void
     // `exec`: everything after the first `--` is the command, whatever it looks like.
     const dash = argv.indexOf('--');
     const isExec = parseArgs({ args: argv, allowPositionals: true, strict: false }).positionals[0] === 'exec' && dash !== -1;
+    // Before anything can wait: a signal must never reach Node's defaults (see ExecSignals).
+    const signals = isExec ? new ExecSignals() : undefined;
     const { values, positionals } = parseArgs({
       args: isExec ? argv.slice(0, dash) : argv,
       allowPositionals: true,
@@ -131,13 +137,16 @@ async function main(argv: string[], out: (text: string) => void = (text) => void
     const count = positiveInt(values.count, '--count', Number.MAX_SAFE_INTEGER);
     const target = parseTarget(values.url ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', values.cluster);
 
+    const err = (text: string): void => void process.stderr.write(`${text}\n`);
     try {
-      opened = await openConnection(target);
+      // exec: a signal while connecting ends the wait; a connection opened after it is closed.
+      opened = await (signals ? signals.race(openConnection(target), (late) => late.close()) : openConnection(target));
     } catch (error) {
-      process.stderr.write(`rlock: cannot connect to ${target.display}: ${describe(error)}\n`);
+      if (exec && error instanceof WaitEnded) return waitEndedBy(error.signal, exec, err);
+      err(`rlock: cannot connect to ${target.display}: ${describe(error)}`);
       return exec ? ExecExit.Redis : ExitCode.Connection;
     }
-    if (exec) return await execCommand(opened.connection, values.prefix, exec, (text) => void process.stderr.write(`${text}\n`));
+    if (exec && signals) return await execCommand(opened.connection, values.prefix, exec, signals, err);
     process.on('SIGINT', onSigint);
     const { connection } = opened;
     const ctx: CommandContext = { redis: redisPortOf(connection, 'connection'), connection, keyPrefix: values.prefix, json: values.json, out, stopped: () => stopped };

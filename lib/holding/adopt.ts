@@ -86,19 +86,36 @@ export function holdAccessOf(object: unknown): HoldAccess {
  * `locks.adopt(handle)` for one hold (see adoptHold): this client holds it as its own, with its
  * own `maxHoldTime` counted from now.
  */
-export async function adoptHandle(core: LockCore, factories: LockFactories, handle: LeaseHandle, maxHoldMs: number | undefined): Promise<Lease | Permit> {
+export function adoptHandle(core: LockCore, factories: LockFactories, handle: LeaseHandle, maxHoldMs: number | undefined): Promise<Lease | Permit> {
+  try {
+    checkAdoptable(core, handle);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return adoptChecked(core, factories, handle, maxHoldMs);
+}
+
+/** Whether `core`'s client can adopt the handle, every member of a MultiLock's before any is adopted. */
+function checkAdoptable(core: LockCore, handle: LeaseHandle): void {
   if (handle.kind === 'redlock') {
     throw new InvalidArgumentError(
       `the handle of "${handle.name}" is a RedLock's: one client cannot reach its other masters; adopt it with redLock.adopt(handle) on a RedLock over the same nodes`,
       { lockName: handle.name },
     );
   }
-  if (handle.kind === 'multi') return adoptMembers(core, factories, handle, maxHoldMs);
+  if (handle.kind === 'multi') {
+    for (const member of handle.members!) checkAdoptable(core, member!);
+    return;
+  }
   if (handle.keyPrefix !== core.keyPrefix) {
     throw new InvalidArgumentError(`the handle of "${handle.name}" is for keyPrefix "${handle.keyPrefix}", this client uses "${core.keyPrefix}"`, {
       lockName: handle.name,
     });
   }
+}
+
+async function adoptChecked(core: LockCore, factories: LockFactories, handle: LeaseHandle, maxHoldMs: number | undefined): Promise<Lease | Permit> {
+  if (handle.kind === 'multi') return adoptMembers(core, factories, handle, maxHoldMs);
   const access = accessFor(factories, handle);
   const { token } = await adoptHold(core, access, handle, { maxHoldMs: maxHoldMs ?? core.maxHoldTimeMs });
   core.events.emit('acquired', { name: handle.name, owner: handle.owner });
@@ -110,7 +127,7 @@ export async function adoptHandle(core: LockCore, factories: LockFactories, hand
  * Redis), as one Lease; when one cannot be adopted, those adopted are released and it rejects.
  */
 async function adoptMembers(core: LockCore, factories: LockFactories, handle: LeaseHandle, maxHoldMs: number | undefined): Promise<Lease> {
-  const results = await Promise.allSettled(handle.members!.map((member) => adoptHandle(core, factories, member!, maxHoldMs)));
+  const results = await Promise.allSettled(handle.members!.map((member) => adoptChecked(core, factories, member!, maxHoldMs)));
   const adopted = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value as Lease] : []));
   const failure = results.find((result) => result.status === 'rejected');
   if (failure) {

@@ -43,7 +43,26 @@ export interface LeaseHandle {
   readonly members?: readonly (LeaseHandle | null)[];
 }
 
-const KINDS = new Set<string>(['lock', 'fair-lock', 'fenced', 'read', 'write', 'permit', 'multi', 'redlock']);
+/** The fields every handle carries (a MultiLock's too: its members carry the holds). */
+const COMMON_FIELDS = ['rlock', 'kind', 'name', 'keyPrefix', 'owner', 'id', 'holdCount', 'leaseTime', 'expiresAt'];
+
+/**
+ * The fields each kind carries besides those: a token where the hold's hash may have one (only a
+ * fenced lock's always has), a permit's counts, a composite's members.
+ */
+const KIND_FIELDS: Readonly<Record<LeaseHandleKind, readonly string[]>> = {
+  lock: ['token'],
+  'fair-lock': ['token'],
+  fenced: ['token'],
+  read: [],
+  write: [],
+  permit: ['permits', 'limit', 'fair'],
+  multi: ['members'],
+  redlock: ['members'],
+};
+
+/** The kinds a MultiLock's member can be: the locks a MultiLock takes. */
+const MULTI_MEMBER_KINDS = new Set<string>(['lock', 'fair-lock', 'fenced', 'read', 'write']);
 
 function bad(what: string): InvalidArgumentError {
   return new InvalidArgumentError(`\`handle\` is not a LeaseHandle: ${what}`);
@@ -61,36 +80,61 @@ function whole(raw: Record<string, unknown>, field: string, min: number): number
   return value;
 }
 
+function kindOf(raw: Record<string, unknown>): LeaseHandleKind {
+  const kind = text(raw, 'kind');
+  if (!Object.hasOwn(KIND_FIELDS, kind)) throw bad(`unknown \`kind\` ${JSON.stringify(kind)}`);
+  return kind as LeaseHandleKind;
+}
+
+/**
+ * Only the fields of its kind: a forged or mixed-up handle (a lock's with `permits`, a permit's
+ * with `members`) must not reach Redis. A field set to undefined counts as absent, as JSON drops it.
+ */
+function checkFields(raw: Record<string, unknown>, kind: LeaseHandleKind): void {
+  const accepted = [...COMMON_FIELDS, ...KIND_FIELDS[kind]];
+  for (const [field, value] of Object.entries(raw)) {
+    if (value !== undefined && !accepted.includes(field)) throw bad(`a \`${kind}\` handle has no field \`${field}\` (its fields: ${accepted.join(', ')})`);
+  }
+}
+
+function membersOf(raw: Record<string, unknown>): unknown[] {
+  if (!Array.isArray(raw.members) || raw.members.length === 0) throw bad('`members` must be a non-empty array');
+  return raw.members;
+}
+
 /** Checks a handle (it may have travelled through JSON) before anything is sent to Redis. */
 export function checkLeaseHandle(value: unknown): LeaseHandle {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw bad(`got ${value === null ? 'null' : typeof value}`);
   const raw = value as Record<string, unknown>;
   if (raw.rlock !== 1) throw bad('`rlock` must be 1 (a handle from lease.handOff())');
-  const kind = text(raw, 'kind');
-  if (!KINDS.has(kind)) throw bad(`unknown \`kind\` ${JSON.stringify(kind)}`);
-  if (kind === 'multi') {
-    text(raw, 'name');
-    if (!Array.isArray(raw.members) || raw.members.length === 0) throw bad('`members` must be a non-empty array');
-    return { ...(raw as unknown as LeaseHandle), members: raw.members.map(checkLeaseHandle) };
-  }
+  const kind = kindOf(raw);
+  checkFields(raw, kind);
   text(raw, 'name');
   text(raw, 'keyPrefix');
-  text(raw, 'owner');
+  const owner = text(raw, 'owner');
   text(raw, 'id');
   whole(raw, 'holdCount', 1);
   if (raw.leaseTime !== -1) whole(raw, 'leaseTime', 1);
-  if (typeof raw.expiresAt !== 'number' || !Number.isFinite(raw.expiresAt)) throw bad('`expiresAt` must be a number');
-  if (raw.token !== undefined) whole(raw, 'token', 0);
+  if (typeof raw.expiresAt !== 'number' || !Number.isFinite(raw.expiresAt) || raw.expiresAt < 0) throw bad('`expiresAt` must be a time in ms (Date.now())');
+  if (kind === 'fenced' || raw.token !== undefined) whole(raw, 'token', 0);
+  if (kind === 'multi') {
+    const members = membersOf(raw).map(checkLeaseHandle);
+    const other = members.find((member) => !MULTI_MEMBER_KINDS.has(member.kind));
+    if (other) throw bad(`a MultiLock member cannot be of kind \`${other.kind}\``);
+    return { ...(raw as unknown as LeaseHandle), members };
+  }
   if (kind === 'redlock') {
-    if (!Array.isArray(raw.members) || raw.members.length === 0) throw bad('`members` must be a non-empty array');
-    const members = raw.members.map((member: unknown) => (member === null ? null : checkLeaseHandle(member)));
+    const members = membersOf(raw).map((member: unknown) => (member === null ? null : checkLeaseHandle(member)));
+    if (members.every((member) => member === null)) throw bad('a RedLock handle needs at least one member that is not null');
     if (members.some((member) => member !== null && member.kind !== 'lock')) throw bad('a RedLock member must be of kind `lock`');
+    if (members.some((member) => member !== null && member.owner !== owner)) throw bad('a RedLock member must have the owner of the handle');
     return { ...(raw as unknown as LeaseHandle), members };
   }
   if (kind === 'permit') {
-    whole(raw, 'permits', 1);
-    whole(raw, 'limit', 1);
+    const limit = whole(raw, 'limit', 1);
+    if (whole(raw, 'permits', 1) > limit) throw bad(`\`permits\` (${String(raw.permits)}) must not exceed \`limit\` (${limit})`);
     if (typeof raw.fair !== 'boolean') throw bad('`fair` must be a boolean');
+    if (raw.holdCount !== 1) throw bad('a permit handle has `holdCount` 1 (its `permits` say how many)');
   }
   return raw as unknown as LeaseHandle;
 }

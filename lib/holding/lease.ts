@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../errors.js';
 import type { HandOffOptions, HandOffReservation } from './lease-moves.js';
 import type { LeaseHandle } from './lease-handle.js';
 import { Releasable } from './releasable.js';
+import { checkHandOffOptions } from '../validate.js';
 
 /** What a Lease can do with its hold besides releasing it (lib/holding/lease-moves.ts). */
 export interface LeaseMovesInit {
@@ -114,7 +115,13 @@ export class Lease extends Releasable {
    * // in the worker:  const lease = await locks.adopt(job.data.handle); … await lease.release();
    */
   handOff(options?: HandOffOptions): Promise<LeaseHandle> {
-    return this.#moves ? this.#moves.handOff(options) : Promise.reject(unsupported(this.name, 'handOff'));
+    if (!this.#moves) return Promise.reject(unsupported(this.name, 'handOff'));
+    try {
+      checkHandOffOptions(options, this.name);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#moves.handOff(options);
   }
 
   /** @internal See RESERVE_HAND_OFF. */

@@ -1,7 +1,6 @@
 import { runInNewContext } from '../context.js';
 import type { LockCore } from '../core.js';
-import { InvalidArgumentError } from '../errors.js';
-import { checkLockName, checkObject, checkSignal, checkWaitTime } from '../validate.js';
+import { checkLockName, checkOptions, checkSignal, checkWaitTime } from '../validate.js';
 import { ElectionLock } from './election-lock.js';
 import { electionKeys, ElectionScripts, type ElectionKeys } from './election-scripts.js';
 import { checkLeaderValue, Leadership } from './leadership.js';
@@ -42,14 +41,8 @@ export interface RElection {
   observe(options?: ObserveOptions): AsyncIterableIterator<LeaderInfo | null>;
 }
 
-const CAMPAIGN_OPTIONS = new Set(['value', 'waitTime', 'signal']);
-const OBSERVE_OPTIONS = new Set(['signal']);
-
-function checkKnown(raw: Record<string, unknown>, known: Set<string>, lockName: string): void {
-  for (const key of Object.keys(raw)) {
-    if (!known.has(key)) throw new InvalidArgumentError(`unknown option \`${key}\` (known: ${[...known].join(', ')})`, { lockName });
-  }
-}
+const CAMPAIGN_OPTIONS = ['value', 'waitTime', 'signal'];
+const OBSERVE_OPTIONS = ['signal'];
 
 /**
  * Leader election on the lock machinery: a campaign is a fenced, watchdog-renewed hold of the
@@ -68,8 +61,7 @@ export class Election implements RElection {
   }
 
   async campaign(options?: CampaignOptions): Promise<Leadership> {
-    const raw = checkObject(options, 'options');
-    checkKnown(raw, CAMPAIGN_OPTIONS, this.name);
+    const raw = checkOptions(options, CAMPAIGN_OPTIONS, this.name);
     const value = checkLeaderValue(raw.value, this.name);
     const waitTime = checkWaitTime(raw.waitTime, this.name);
     const signal = checkSignal(raw.signal, this.name);
@@ -87,8 +79,7 @@ export class Election implements RElection {
   }
 
   observe(options?: ObserveOptions): AsyncIterableIterator<LeaderInfo | null> {
-    const raw = checkObject(options, 'options');
-    checkKnown(raw, OBSERVE_OPTIONS, this.name);
+    const raw = checkOptions(options, OBSERVE_OPTIONS, this.name);
     return observeElection(this.#core, this.#keys, checkSignal(raw.signal, this.name));
   }
 }

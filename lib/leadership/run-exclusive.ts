@@ -4,7 +4,7 @@ import { InvalidArgumentError, LockAcquireTimeoutError } from '../errors.js';
 import type { Lease } from '../holding/lease.js';
 import { ReentrantLock } from '../locks/lock.js';
 import { MIN_LEASE_MS } from '../options.js';
-import { checkFunction, checkLockName, checkObject, checkSignal, MAX_DURATION_MS } from '../validate.js';
+import { checkFunction, checkLockName, checkOptions, checkSignal, MAX_DURATION_MS } from '../validate.js';
 import { ElectionScripts } from './election-scripts.js';
 
 /** Options of `locks.runExclusive()`. */
@@ -37,7 +37,7 @@ export type RunExclusiveResult<T> =
       readonly ran: false;
     };
 
-const KNOWN = new Set(['atMostFor', 'atLeastFor', 'signal']);
+const RUN_EXCLUSIVE_OPTIONS = ['atMostFor', 'atLeastFor', 'signal'];
 
 function describe(value: unknown): string {
   return typeof value === 'number' || value === undefined || value === null ? String(value) : typeof value;
@@ -56,10 +56,7 @@ function checkRunDuration(value: unknown, option: string, min: number, name: str
 export function checkRunExclusive(name: unknown, fn: unknown, options: unknown): { name: string; atMostMs: number; atLeastMs: number; signal: AbortSignal | undefined } {
   const lockName = checkLockName(name);
   checkFunction(fn, 'fn');
-  const raw = checkObject(options, 'options');
-  for (const key of Object.keys(raw)) {
-    if (!KNOWN.has(key)) throw new InvalidArgumentError(`unknown option \`${key}\` (known: ${[...KNOWN].join(', ')})`, { lockName });
-  }
+  const raw = checkOptions(options, RUN_EXCLUSIVE_OPTIONS, lockName);
   if (raw.atMostFor === undefined) throw new InvalidArgumentError('`atMostFor` is required (ms the lock is held at most)', { lockName });
   const atMostMs = checkRunDuration(raw.atMostFor, 'atMostFor', MIN_LEASE_MS, lockName);
   const atLeastMs = raw.atLeastFor === undefined ? 0 : checkRunDuration(raw.atLeastFor, 'atLeastFor', 0, lockName);

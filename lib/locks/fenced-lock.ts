@@ -23,8 +23,8 @@ export class FencedLock extends BaseLock implements RFencedLock {
   }
 
   async lockAndGetToken(leaseTime?: number, options?: SignalOptions): Promise<number> {
-    const { leaseMs, signal } = checkLockArgs(leaseTime, options, this.name);
-    return tokenOf(await this.take(undefined, leaseMs, signal));
+    const { leaseMs, signal, maxHoldMs } = checkLockArgs(leaseTime, options, this.name);
+    return tokenOf(await this.take(undefined, leaseMs, signal, maxHoldMs));
   }
 
   tryLockAndGetToken(waitTime?: number, leaseTime?: number, options?: SignalOptions): Promise<number | null>;
@@ -34,8 +34,8 @@ export class FencedLock extends BaseLock implements RFencedLock {
     leaseTime?: number,
     options?: SignalOptions,
   ): Promise<number | null> {
-    const { waitMs, leaseMs, signal } = checkTryLockArgs(waitOrOptions, leaseTime, options, this.name);
-    const acquired = await this.take(waitMs ?? 0, leaseMs, signal);
+    const { waitMs, leaseMs, signal, maxHoldMs } = checkTryLockArgs(waitOrOptions, leaseTime, options, this.name);
+    const acquired = await this.take(waitMs ?? 0, leaseMs, signal, maxHoldMs);
     return acquired === false ? null : tokenOf(acquired);
   }
 

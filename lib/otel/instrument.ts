@@ -6,6 +6,7 @@ import { tracingChannels, type AcquireTraceContext, type ReleaseTraceContext } f
 import type { LockNameAttribute } from './attributes.js';
 import { LockMetrics } from './metrics.js';
 import { LockSpans } from './spans.js';
+import { checkOptions } from '../validate.js';
 
 /** Options of {@link instrumentLocks}. */
 export interface LockInstrumentationOptions {
@@ -36,17 +37,21 @@ export const INSTRUMENTATION_SCOPE = 'rlock';
 
 const noop = (): void => undefined;
 
+const INSTRUMENTATION_OPTIONS = ['meterProvider', 'tracerProvider', 'metrics', 'traces', 'lockName'];
+
 /**
  * Turns rlock's `node:diagnostics_channel` events into OpenTelemetry metrics
  * (`rlock.acquire.duration`, `rlock.hold.duration`, `rlock.holds.active`, `rlock.waiters.active`,
  * `rlock.lost`, `rlock.renewal.failures`) and spans (`rlock.acquire`, `rlock.release`), for every
  * LockClient of the process, from any loaded copy of rlock. Call it once, after the OpenTelemetry
  * SDK is set up; until then (and after `disable()`) rlock publishes nothing.
+ * @throws InvalidArgumentError for options it does not know, or not an object.
  * @example
  * import { instrumentLocks } from 'rlock/otel';
  * instrumentLocks({ lockName: (name) => name.split(':')[0] });
  */
 export function instrumentLocks(options: LockInstrumentationOptions = {}): LockInstrumentation {
+  checkOptions(options, INSTRUMENTATION_OPTIONS);
   const lockName = options.lockName;
   const lockMetrics =
     options.metrics === false ? undefined : new LockMetrics((options.meterProvider ?? metrics.getMeterProvider()).getMeter(INSTRUMENTATION_SCOPE), lockName);

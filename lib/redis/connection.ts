@@ -17,7 +17,7 @@ export interface IoRedisConnection {
 }
 
 /**
- * A node-redis (`redis` / `@redis/client`, 5.x or 6.x) `createClient()`, `createCluster()` or
+ * A node-redis (`redis` / `@redis/client` 6.x) `createClient()`, `createCluster()` or
  * `createSentinel()`, connected by the application (`await client.connect()`), RESP2 or RESP3.
  *
  * @example
@@ -30,8 +30,8 @@ export interface NodeRedisConnection {
   sendCommand(...args: never[]): Promise<unknown>;
   /** MULTI/EXEC. */
   multi(...args: never[]): unknown;
-  /** A new connection with the same options: rlock's default pub/sub connection (a node-redis 5 sentinel has none: its own pub/sub is used). */
-  duplicate?(...args: never[]): unknown;
+  /** A new connection with the same options: rlock's default pub/sub connection. */
+  duplicate(...args: never[]): unknown;
   /** Whether the application connected it. */
   readonly isOpen: boolean;
 }

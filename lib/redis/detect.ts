@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { InvalidArgumentError } from '../errors.js';
 import { IoRedisPort, IoRedisPubSub, isIoRedisLike, type IoRedisLike } from './ioredis-adapter.js';
-import { isNodeRedisLike, nodeRedisDeployment, NodeRedisPort } from './node-redis-adapter.js';
+import { isNodeRedis6, isNodeRedisLike, nodeRedisDeployment, NodeRedisPort, type NodeRedisLike } from './node-redis-adapter.js';
 import { NodeRedisPubSub } from './node-redis-pubsub.js';
 import type { PubSubPort, RedisPort } from './port.js';
 
@@ -18,7 +18,16 @@ function describe(value: unknown): string {
 }
 
 const SUPPORTED =
-  'an ioredis or iovalkey Redis or Cluster, or a connected node-redis createClient(), createCluster() or createSentinel()';
+  'an ioredis or iovalkey Redis or Cluster, or a connected node-redis 6 createClient(), createCluster() or createSentinel()';
+
+/** node-redis 5 (or older): refused, naming the version to use instead (see isNodeRedis6). */
+function assertNodeRedis6(conn: NodeRedisLike, what: string): void {
+  if (isNodeRedis6(conn)) return;
+  throw new InvalidArgumentError(
+    `\`${what}\` is a node-redis 5 (or older) object: node-redis 5 is not supported, because after a reconnect it can hand a ` +
+      'command another command\'s reply; use redis ^6 (@redis/client ^6)',
+  );
+}
 
 /** Whether an ioredis connection is in subscriber mode (it can run no other command then). */
 function ioSubscribed(conn: IoRedisLike): boolean {
@@ -39,6 +48,7 @@ export function redisPortOf(value: unknown, what: string): RedisPort {
       return new IoRedisPort(value);
     }
     if (isNodeRedisLike(value)) {
+      assertNodeRedis6(value, what);
       if (!value.isOpen) {
         throw new InvalidArgumentError(`\`${what}\` is a node-redis client that is not open yet: \`await client.connect()\` before handing it to rlock`);
       }
@@ -67,6 +77,7 @@ export function subscriberOf(value: unknown, main: RedisPort): PubSubFactory {
   if (typeof value === 'object' && value !== null) {
     if (isIoRedisLike(value) && main.family !== 'node-redis') return (sharded) => new IoRedisPubSub(value, false, sharded);
     if (isNodeRedisLike(value) && main.family === 'node-redis') {
+      assertNodeRedis6(value, 'subscriber');
       if (!value.isOpen) {
         throw new InvalidArgumentError('`subscriber` is a node-redis client that is not open yet: `await subscriber.connect()` before handing it to rlock');
       }

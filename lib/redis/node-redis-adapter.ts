@@ -9,9 +9,8 @@ export interface NodeRedisLike extends NodeRedisSubscribable {
   readonly options?: { readonly RESP?: number; readonly keyPrefix?: unknown; readonly database?: number; readonly socket?: { host?: string; port?: number; path?: string } };
   sendCommand(...args: unknown[]): Promise<unknown>;
   multi(...args: unknown[]): { addCommand(...args: unknown[]): unknown; exec(): Promise<unknown[]>; execAsPipeline(): Promise<unknown[]> };
-  /** Not on a node-redis 5 sentinel. */
-  duplicate?(...args: unknown[]): NodeRedisLike;
-  /** node-redis 6: the key prefix of a client, cluster or sentinel. */
+  duplicate(...args: unknown[]): NodeRedisLike;
+  /** node-redis 6.1+: the key prefix of a client, cluster or sentinel. */
   readonly _keyPrefix?: unknown;
   /** Client only: counts the sockets it opened (a new one after every reconnect). */
   readonly socketEpoch?: number;
@@ -44,6 +43,19 @@ export function isNodeRedisLike(value: object): value is NodeRedisLike {
   return '_self' in conn && typeof conn.isOpen === 'boolean' && typeof conn.sendCommand === 'function';
 }
 
+/** Commands node-redis 6.0 added to every client, cluster, sentinel and pool (Redis 8.8's); no 5.x has them. */
+const SINCE_NODE_REDIS_6 = ['clientUnblock', 'increx', 'xNack'];
+
+/**
+ * Whether a node-redis object comes from node-redis 6 or later, whichever copy of the package made
+ * it: the object does not carry its version, but its command set does. node-redis 5 is refused:
+ * after a reconnect it can write queued commands to the dead socket and hand a command another
+ * command's reply (6.0 stopped that), which no lock can be made safe against.
+ */
+export function isNodeRedis6(conn: NodeRedisLike): boolean {
+  return SINCE_NODE_REDIS_6.every((command) => typeof (conn as unknown as Record<string, unknown>)[command] === 'function');
+}
+
 /** Which of node-redis' objects `conn` is. */
 export function nodeRedisDeployment(conn: NodeRedisLike): Deployment | 'pool' {
   if (typeof conn.getMasterNode === 'function' && typeof conn.acquire === 'function') return 'sentinel';
@@ -73,7 +85,7 @@ function isReplyError(error: unknown): boolean {
 const MAX_RESENDS = 20;
 
 /**
- * node-redis (`redis` / `@redis/client`, 5 and 6): scripts cannot be defined on a client that
+ * node-redis (`redis` / `@redis/client` 6): scripts cannot be defined on a client that
  * exists, so this adapter sends EVALSHA where it knows the socket has the script (its text went
  * out on that socket before, ahead of this call) and EVAL with the text otherwise: the first call
  * after every reconnect carries the text, so calls queued across a restart of the server keep
@@ -92,7 +104,7 @@ export class NodeRedisPort extends ConnectionFacts implements RedisPort {
   readonly #joined: (() => void)[] = [];
 
   constructor(conn: NodeRedisLike, deployment: Deployment, sha1: (text: string) => string) {
-    // node-redis 6 has a key prefix (ioredis' semantics: keys, not channels); 5 has none.
+    // node-redis 6.1+ has a key prefix (ioredis' semantics: keys, not channels).
     const prefix = conn._keyPrefix ?? conn.options?.keyPrefix;
     const socket = conn.options?.socket;
     super({
@@ -100,7 +112,7 @@ export class NodeRedisPort extends ConnectionFacts implements RedisPort {
       deployment,
       connection: conn,
       keyPrefix: typeof prefix === 'string' ? prefix : '',
-      // node-redis 5 drops a sharded subscription whose slot moved: classic pub/sub there.
+      // node-redis 6.0 drops a sharded subscription whose slot moved: classic pub/sub there.
       shardedPubSub: deployment === 'cluster' && typeof conn.getNodeClientForKey === 'function',
       address:
         deployment !== 'standalone' ? undefined : socket?.path ? `unix:${socket.path}` : `${socket?.host ?? 'localhost'}:${socket?.port ?? 6379}`,
@@ -279,8 +291,6 @@ export class NodeRedisPort extends ConnectionFacts implements RedisPort {
   }
 
   openPubSub(sharded: boolean): PubSubPort {
-    // A node-redis 5 sentinel cannot duplicate itself: its pub/sub already has a connection of its own.
-    const conn = this.#conn.duplicate?.();
-    return conn ? new NodeRedisPubSub(conn, true, sharded) : new NodeRedisPubSub(this.#conn, false, sharded);
+    return new NodeRedisPubSub(this.#conn.duplicate(), true, sharded);
   }
 }

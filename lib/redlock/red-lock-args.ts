@@ -2,9 +2,9 @@ import { InvalidArgumentError } from '../errors.js';
 import { nodeLockOf, type NodeLock } from '../locks/node-lock.js';
 import type { RLock } from '../locks/rlock.js';
 import { REDLOCK_DEFAULTS } from '../options.js';
-import { checkCount, checkObject, checkPositiveDuration } from '../validate.js';
+import { checkCount, checkOptions, checkPositiveDuration } from '../validate.js';
 
-const KNOWN_OPTIONS = new Set(['nodeTimeout', 'maxRenewals']);
+const REDLOCK_OPTIONS = ['nodeTimeout', 'maxRenewals'];
 
 
 function isPlainObject(value: unknown): boolean {
@@ -14,12 +14,8 @@ function isPlainObject(value: unknown): boolean {
 }
 
 
-function parseOptions(raw: Record<string, unknown>): { nodeTimeoutMs: number; maxRenewals: number | undefined } {
-  for (const key of Object.keys(raw)) {
-    if (!KNOWN_OPTIONS.has(key)) {
-      throw new InvalidArgumentError(`unknown RedLock option \`${key}\` (known: ${[...KNOWN_OPTIONS].join(', ')})`);
-    }
-  }
+function parseOptions(options: unknown): { nodeTimeoutMs: number; maxRenewals: number | undefined } {
+  const raw = checkOptions(options, REDLOCK_OPTIONS);
   return {
     nodeTimeoutMs:
       raw.nodeTimeout === undefined ? REDLOCK_DEFAULTS.nodeTimeout : checkPositiveDuration(raw.nodeTimeout, 'nodeTimeout'),
@@ -43,7 +39,7 @@ export interface RedLockArgs {
 export function parseRedLockArgs(args: unknown[]): RedLockArgs {
   const last = args.at(-1);
   const hasOptions = args.length > 0 && nodeLockOf(last) === undefined && isPlainObject(last);
-  const options = parseOptions(hasOptions ? checkObject(last, 'options') : {});
+  const options = parseOptions(hasOptions ? last : undefined);
   const locks = hasOptions ? args.slice(0, -1) : args;
   if (locks.length === 0) {
     throw new InvalidArgumentError('`RedLock` needs at least one lock: one per independent Redis master');

@@ -7,7 +7,7 @@ import { extendHold, handOffHold } from '../holding/lease-moves.js';
 import type { Lease, LeaseMovesInit } from '../holding/lease.js';
 import type { NodeLock } from '../locks/node-lock.js';
 import type { RLock } from '../locks/rlock.js';
-import { checkLeaseTime, checkMaxHoldTime, checkObject, checkPositiveDuration, WATCHDOG_LEASE } from '../validate.js';
+import { checkLeaseTime, checkAdoptOptions, checkObject, checkPositiveDuration, WATCHDOG_LEASE } from '../validate.js';
 import { raceDeadline } from '../waiting/wait.js';
 import type { RoundNodes } from './acquire-round.js';
 import { fanOut, type FanOutResult } from './fan-out.js';
@@ -279,7 +279,7 @@ function memberHandles(parts: RedLockParts, handle: LeaseHandle): readonly (Leas
  */
 export async function adoptRed(parts: RedLockParts, value: unknown, options: unknown): Promise<Lease> {
   const handle = checkLeaseHandle(value);
-  const maxHoldMs = checkMaxHoldTime(checkObject(options, 'options').maxHoldTime, parts.name);
+  const maxHoldMs = checkAdoptOptions(options, parts.name);
   const members = memberHandles(parts, handle);
   for (const node of parts.nodes) node.core.assertOpen();
   const watchdog = handle.leaseTime === WATCHDOG_LEASE;

@@ -3,7 +3,7 @@ import { InvalidArgumentError } from '../errors.js';
 import { newRequestId } from '../holding/request-id.js';
 import { SUBSCRIPTION_LINGER_MS } from '../options.js';
 import { latchKeys, SynchronizerScripts, type LatchKeys } from '../scripts/semaphore-scripts.js';
-import { checkLockName, checkObject, checkSignal, checkWaitTime } from '../validate.js';
+import { checkLockName, checkOptions, checkSignal, checkWaitTime } from '../validate.js';
 import { raceDeadline, TIMED_OUT } from '../waiting/wait.js';
 import { LatchWaiterQueue } from './waiters.js';
 
@@ -29,7 +29,7 @@ export interface RCountDownLatch {
   wait(options?: LatchWaitOptions): Promise<boolean>;
 }
 
-const KNOWN_WAIT_OPTIONS = new Set(['waitTime', 'signal']);
+const LATCH_WAIT_OPTIONS = ['waitTime', 'signal'];
 
 /**
  * A count-down latch: a hash holding the count. Reaching 0 deletes the key and wakes every
@@ -68,10 +68,7 @@ export class CountDownLatch implements RCountDownLatch {
   }
 
   async wait(options?: LatchWaitOptions): Promise<boolean> {
-    const raw = checkObject(options, 'options');
-    for (const key of Object.keys(raw)) {
-      if (!KNOWN_WAIT_OPTIONS.has(key)) throw new InvalidArgumentError(`unknown option \`${key}\` (known: waitTime, signal)`);
-    }
+    const raw = checkOptions(options, LATCH_WAIT_OPTIONS, this.name);
     const waitMs = checkWaitTime(raw.waitTime, this.name);
     const signal = checkSignal(raw.signal, this.name);
     await this.#open();

@@ -2,6 +2,7 @@ import type { HandOffOptions } from '../holding/lease-moves.js';
 import type { LeaseHandle } from '../holding/lease-handle.js';
 import type { LeaseMovesInit } from '../holding/lease.js';
 import { Releasable } from '../holding/releasable.js';
+import { checkHandOffOptions } from '../validate.js';
 
 /** What a Permit is built from. */
 export interface PermitInit {
@@ -56,6 +57,11 @@ export class Permit extends Releasable {
    * resolves with a Permit there. As `Lease.handOff`: `signal` aborts with LockHandedOffError here.
    */
   handOff(options?: HandOffOptions): Promise<LeaseHandle> {
+    try {
+      checkHandOffOptions(options, this.name);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.#moves.handOff(options);
   }
 }

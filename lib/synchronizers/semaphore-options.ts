@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../errors.js';
 
-// The semaphore's own option checks (a permit count up to a limit, no unknown keys), beside the
-// shared ones in validate.ts.
+// The semaphore's own option checks (a permit count up to a limit), beside the shared ones in
+// validate.ts.
 
 /** A value as an error message shows it. */
 export function describe(value: unknown): string {
@@ -13,10 +13,4 @@ export function checkCount(value: unknown, option: string, max: number, name?: s
     throw new InvalidArgumentError(`\`${option}\` must be a whole number from 1 to ${max}, got ${describe(value)}`, { lockName: name });
   }
   return value;
-}
-
-export function checkKnown(raw: Record<string, unknown>, known: Set<string>): void {
-  for (const key of Object.keys(raw)) {
-    if (!known.has(key)) throw new InvalidArgumentError(`unknown option \`${key}\` (known: ${[...known].join(', ')})`);
-  }
 }

@@ -10,10 +10,10 @@ import { confirmReplicas } from '../holding/replica-ack.js';
 import { semaphoreKeys, SynchronizerScripts, type SemaphoreKeys } from '../scripts/semaphore-scripts.js';
 import { AcquireTrack } from '../telemetry/channels.js';
 import { traceRelease } from '../telemetry/tracing.js';
-import { checkFunction, checkLockName, checkObject, checkWaitOptions, WATCHDOG_LEASE } from '../validate.js';
+import { checkFunction, checkLockName, checkOptions, checkWaitOptions, WAIT_OPTIONS, WATCHDOG_LEASE } from '../validate.js';
 import { Permit } from './permit.js';
 import { waitForNotice, waitInTurn, type PermitRequest } from './permit-wait.js';
-import { checkCount, checkKnown, describe } from './semaphore-options.js';
+import { checkCount, describe } from './semaphore-options.js';
 
 /** Options of `getSemaphore`. */
 export interface SemaphoreOptions {
@@ -55,8 +55,8 @@ export interface RSemaphore {
   availablePermits(): Promise<number>;
 }
 
-const KNOWN_OPTIONS = new Set(['permits', 'fair']);
-const KNOWN_REQUEST_OPTIONS = new Set(['permits', 'waitTime', 'leaseTime', 'signal', 'maxHoldTime']);
+const SEMAPHORE_OPTIONS = ['permits', 'fair'];
+const REQUEST_OPTIONS = ['permits', ...WAIT_OPTIONS];
 /** Permit ids are numbered per process; with the client id they are unique everywhere. */
 let lastPermit = 0;
 
@@ -79,8 +79,7 @@ export class Semaphore implements RSemaphore {
   constructor(core: LockCore, name: unknown, options: unknown) {
     this.name = checkLockName(name);
     if (options === undefined) throw new InvalidArgumentError('`options.permits` (the limit) is required', { lockName: this.name });
-    const raw = checkObject(options, 'options');
-    checkKnown(raw, KNOWN_OPTIONS);
+    const raw = checkOptions(options, SEMAPHORE_OPTIONS, this.name);
     this.permits = checkCount(raw.permits, 'permits', Number.MAX_SAFE_INTEGER, this.name);
     if (raw.fair !== undefined && typeof raw.fair !== 'boolean') {
       throw new InvalidArgumentError(`\`fair\` must be a boolean, got ${describe(raw.fair)}`, { lockName: this.name });
@@ -126,10 +125,9 @@ export class Semaphore implements RSemaphore {
   }
 
   #check(options: unknown): { need: number; waitMs: number | undefined; leaseMs: number; signal: AbortSignal | undefined; maxHoldMs?: number | undefined } {
-    const raw = checkObject(options, 'options');
-    checkKnown(raw, KNOWN_REQUEST_OPTIONS);
-    const need = raw.permits === undefined ? 1 : checkCount(raw.permits, 'permits', this.permits, this.name);
-    return { need, ...checkWaitOptions(raw, this.name) };
+    const { permits, ...wait } = checkOptions(options, REQUEST_OPTIONS, this.name);
+    const need = permits === undefined ? 1 : checkCount(permits, 'permits', this.permits, this.name);
+    return { need, ...checkWaitOptions(wait, this.name) };
   }
 
   async #open(): Promise<void> {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { until, useLockFixture } from '../helpers/fixtures.js';
+import { sleep, until, useLockFixture } from '../helpers/fixtures.js';
 
 interface Run {
   readonly code: number | null;
@@ -11,10 +11,11 @@ interface Run {
 }
 
 /** The real `rlock` command (lib/cli/main.ts) as a child process; `done` settles at its exit. */
-function rlock(args: string[]): { child: ChildProcessWithoutNullStreams; output: () => string; done: Promise<Run> } {
+function rlock(args: string[]): { child: ChildProcessWithoutNullStreams; output: () => string; errors: () => string; done: Promise<Run> } {
   const started = performance.now();
   const child = spawn(process.execPath, ['--import', 'tsx', '--import', './tools/register-lua.mjs', 'lib/cli/main.ts', ...args], {
-    env: { ...process.env, NODE_NO_WARNINGS: '1' },
+    // An inspector opened by mistake takes a free port, not 9229 (a spec that fails must not disturb others).
+    env: { ...process.env, NODE_NO_WARNINGS: '1', NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --inspect-port=0` },
   });
   let stdout = '';
   let stderr = '';
@@ -28,7 +29,7 @@ function rlock(args: string[]): { child: ChildProcessWithoutNullStreams; output:
       resolve({ code, stdout, stderr, ms: performance.now() - started });
     });
   });
-  return { child, output: () => stdout, done };
+  return { child, output: () => stdout, errors: () => stderr, done };
 }
 
 /** A node one-liner as the command to run. */
@@ -113,6 +114,50 @@ describe('rlock exec', () => {
     expect((await killed.done).code).toBe(130);
     expect(await redis.exists(key('job'))).toBe(0);
   }, 60_000);
+
+  it('handles signals while it waits: SIGUSR1 opens no inspector and is ignored; SIGTERM and SIGINT end the wait with 128 + N', async () => {
+    const holder = fx.client();
+    const lease = await holder.getLock('job').acquire();
+    const waiters = (): Promise<number> => fx.redis().zcard(`${key('job')}:waiters`);
+    const waiting = async (args: string[]): Promise<ReturnType<typeof rlock>> => {
+      const before = await waiters();
+      const run = rlock(['exec', 'job', '--wait', '20000', ...common(), '--', ...args]);
+      await until(async () => (await waiters()) > before, 20_000);
+      return run;
+    };
+    const inspector = /Debugger listening|inspector/i;
+
+    // SIGUSR1 (and SIGUSR2) are the command's: ignored until it runs, and Node's inspector stays shut.
+    const patient = await waiting(nodeCommand("process.on('SIGUSR1', () => { console.log('got SIGUSR1'); process.exit(0); }); console.log('ran'); setInterval(() => {}, 1000)"));
+    patient.child.kill('SIGUSR1');
+    await sleep(500);
+    expect(patient.child.exitCode).toBe(null);
+    expect(patient.errors()).not.toMatch(inspector);
+    await lease.release();
+    // Once the command runs, SIGUSR1 is passed on to it.
+    await until(() => patient.output().includes('ran'), 20_000);
+    patient.child.kill('SIGUSR1');
+    const ran = await patient.done;
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toBe('ran\ngot SIGUSR1\n');
+    expect(ran.stderr).not.toMatch(inspector);
+    expect(await fx.redis().exists(key('job'))).toBe(0);
+
+    // SIGTERM, SIGINT: the wait ends, the command never runs, the holder keeps its lock.
+    const held = await holder.getLock('job').acquire();
+    for (const [signal, status] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
+      const run = await waiting(nodeCommand("console.log('ran')"));
+      run.child.kill(signal);
+      const result = await run.done;
+      expect(result.code, signal).toBe(status);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain(`${signal} while waiting for lock "job"; the command did not run`);
+      expect(result.ms).toBeLessThan(20_000);
+      expect((await holder.getLock('job').getHolders()).map((each) => each.owner)).toEqual([held.owner]);
+    }
+    await held.release();
+    expect(await fx.redis().exists(key('job'))).toBe(0);
+  }, 90_000);
 
   it('exits 127 for a command not found (the lock freed), 5 when Redis is unreachable', async () => {
     const missing = await rlock(['exec', 'job', ...common(), '--', 'rlock-no-such-command-here']).done;

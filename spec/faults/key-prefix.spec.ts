@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { LockClient, RedLock, type Lease, type LockLostInfo, type RedisConnection, type RLock } from '../../lib/index.js';
-import { NODE_REDIS_MAJOR, ON_NODE_REDIS } from '../helpers/clients.js';
 import { sleep, useLockFixture } from '../helpers/fixtures.js';
 import { useServers } from '../helpers/servers.js';
 
@@ -37,8 +36,7 @@ function watch(client: LockClient): { lost: LockLostInfo[]; errors: unknown[] } 
   return seen;
 }
 
-// node-redis 5 has no keyPrefix.
-describe.skipIf(ON_NODE_REDIS && NODE_REDIS_MAJOR < 6)('a connection with the client’s own keyPrefix', () => {
+describe('a connection with the client’s own keyPrefix', () => {
   const f = useLockFixture();
   // The client under test's own keyPrefix (ioredis, iovalkey, node-redis 6).
   const prefixed = (): RedisConnection => f.lockConnection({ keyPrefix: APP });

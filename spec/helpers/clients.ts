@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import { Cluster as IoCluster, Redis as IoRedis, type RedisOptions } from 'ioredis';
 import { Cluster as ValkeyCluster, Redis as ValkeyRedis } from 'iovalkey';
 import { createClient, createCluster, createSentinel } from 'redis';
@@ -20,9 +19,6 @@ function testClient(): TestClient {
 }
 
 export const TEST_CLIENT: TestClient = testClient();
-
-/** The installed node-redis major version (5 has no keyPrefix). */
-export const NODE_REDIS_MAJOR = Number((createRequire(import.meta.url)('redis/package.json') as { version: string }).version.split('.')[0]);
 
 /** True when the suite runs on node-redis (either protocol). */
 export const ON_NODE_REDIS = TEST_CLIENT.startsWith('node-redis');

@@ -52,21 +52,25 @@ describe('maxHoldTime', () => {
     await fixed.release();
   });
 
-  it('lock() and tryLock() take it too; a hold released before its cap is not touched', async () => {
+  it('lock(), tryLock() and the fenced token calls take it too; a hold released before its cap is not touched', async () => {
     const client = fx.client({ watchdogTimeout: 300 });
     const reasons: string[] = [];
     client.on('lost', (info) => reasons.push(info.reason));
     await client.runInContext(async () => {
       const lock = client.getLock('a');
       await lock.lock(-1, { maxHoldTime: 300 });
+      const fenced = client.getFencedLock('f');
+      await fenced.lockAndGetToken(-1, { maxHoldTime: 300 });
+      const tried = client.getFencedLock('t');
+      expect(await tried.tryLockAndGetToken({ waitTime: 0, maxHoldTime: 300 })).toBeTypeOf('number');
       await sleep(600);
-      expect(await lock.isLocked()).toBe(false);
+      expect([await lock.isLocked(), await fenced.isLocked(), await tried.isLocked()]).toEqual([false, false, false]);
     });
     const lock = client.getLock('b');
     expect(await lock.tryLock(0, -1, { maxHoldTime: 300 })).toBe(true);
     await lock.unlock();
     await sleep(500);
-    expect(reasons).toEqual(['max-hold-time']);
+    expect(reasons).toEqual(['max-hold-time', 'max-hold-time', 'max-hold-time']);
   });
 
   it('a re-entry with an earlier cap moves the deadline forward', async () => {
