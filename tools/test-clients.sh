@@ -54,7 +54,7 @@ for entry in "$@"; do
   family="${spec%%@*}"
   version=""
   [ "$family" != "$spec" ] && version="${spec#*@}"
-  # `redis@5` names node-redis by its package.
+  # `redis@6` names node-redis by its package.
   [ "$family" = redis ] && family=node-redis
   pkg="$(package_of "$family")"
   if [ -n "$version" ]; then
