@@ -88,7 +88,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       this.#subscriber.attach(subscriber(false));
     }
 
-    const scripts = new LockScripts(redis);
+    const scripts = new LockScripts(redis, this.id);
     // At first use: warn (`warning` event, process warning) when Redis may evict lock keys.
     const checkEviction = evictionCheck(redis, (info) => void this.emit('warning', info));
     let evictionChecked = false;

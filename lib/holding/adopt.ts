@@ -10,7 +10,6 @@ import { HOLD_ACCESS, type HoldAccess } from './hold-access.js';
 import type { LeaseHandle } from './lease-handle.js';
 import { recordHold } from './record-hold.js';
 import { combineLeases } from './combined-lease.js';
-import { sharedRequestId } from './lease-moves.js';
 
 /** The client's factories: adopt finds the kind a handle names through them. */
 export interface LockFactories {
@@ -63,7 +62,8 @@ export async function adoptHold(
   const watchdog = handle.leaseTime === WATCHDOG_LEASE;
   const target = access.target(handle.owner);
   const sentAt = performance.now();
-  const reply = await core.scripts.leaseMoves.adopt(target, watchdog ? core.watchdogTimeoutMs : 0, handle.id, sharedRequestId(core));
+  const renewMs = watchdog ? core.watchdogTimeoutMs : 0;
+  const reply = await core.scripts.requests.send(target.keys[0]!, handle.owner, (request) => core.scripts.leaseMoves.adopt(target, renewMs, handle.id, request));
   if (typeof reply === 'number') throw notAdopted(handle, 'it was adopted already, or it ended');
   const letGo = access.letGo(handle.owner);
   // An answer that came after the lease it found ran out (by this holder's clock) is no hold.

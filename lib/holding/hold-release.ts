@@ -7,10 +7,9 @@ import { LazyAbort, Lease, type LeaseMovesInit } from './lease.js';
 import { RECORD_MAX_MS, RELEASE_TIMEOUT_MS } from '../options.js';
 import { raceDeadline, TIMED_OUT } from '../waiting/wait.js';
 import { holdEnded } from '../telemetry/hold-channels.js';
-import { newRequestId } from './request-id.js';
 
-/** Sends one release call: the lock kind's script. */
-export type SendRelease = (owner: string, reExpireMs: number, requestId: string, recordMs: number) => Promise<number>;
+/** Sends one release call: the lock kind's script, with the request `pending` keeps. */
+export type SendRelease = (owner: string, reExpireMs: number, pending: PendingRelease, recordMs: number) => Promise<number>;
 
 export type { ReleaseTicket } from './pending-release.js';
 
@@ -38,6 +37,8 @@ function recordMsFor(hold: Hold): number {
 export function releaseHold(core: LockCore, name: string, hold: Hold, send: SendRelease, ticket?: ReleaseTicket): Promise<number> {
   const retry = ticket ? ticket.pending : hold.pending;
   if (retry && hold.pending === retry) {
+    // Retries stopped unanswered (the lease ran out, the client closed): its request may not be sent again.
+    if (retry.left === undefined && retry.done) return Promise.reject(notHeld(name, hold));
     if (retry.left === undefined) return attempt(core, name, hold, send, retry, enterRelease(core, name, hold));
     // The background retry got through: the answer was applied then; hand it over now.
     hold.pending = undefined;
@@ -49,7 +50,7 @@ export function releaseHold(core: LockCore, name: string, hold: Hold, send: Send
   // other members failed): answered as it was, not sent again.
   const done = ticket?.pending?.left;
   if (done !== undefined) return done === ScriptStatus.NotHeld ? Promise.reject(notHeld(name, hold)) : Promise.resolve(done);
-  const pending = new PendingRelease(newRequestId(), hold.watchdog ? core.watchdogTimeoutMs : 0);
+  const pending = new PendingRelease(hold.watchdog ? core.watchdogTimeoutMs : 0);
   // Refused (before anything changes) while the hold is being handed off.
   const call = enterRelease(core, name, hold);
   if (ticket) ticket.pending = pending;
@@ -75,7 +76,7 @@ function attempt(core: LockCore, name: string, hold: Hold, send: SendRelease, pe
   };
   let sent: Promise<number>;
   try {
-    sent = send(hold.owner, pending.reExpireMs, pending.requestId, recordMsFor(hold));
+    sent = send(hold.owner, pending.reExpireMs, pending, recordMsFor(hold));
   } catch (error) {
     // As a call that failed: answered below, retried in the background.
     sent = Promise.reject(error);
@@ -144,7 +145,7 @@ function settle(core: LockCore, name: string, hold: Hold, left: number): number 
   return left;
 }
 
-/** Retries a failed release with the same request id until Redis answers or the lease is over. */
+/** Retries a failed release with the same request until Redis answers or the lease is over. */
 async function finishInBackground(
   core: LockCore,
   name: string,
@@ -189,7 +190,7 @@ async function retryUntilAnswered(core: LockCore, name: string, hold: Hold, send
     } catch {
       return;
     }
-    call = send(hold.owner, pending.reExpireMs, pending.requestId, recordMsFor(hold));
+    call = send(hold.owner, pending.reExpireMs, pending, recordMsFor(hold));
   }
 }
 

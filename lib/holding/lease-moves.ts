@@ -3,7 +3,6 @@ import type { LockCore } from '../core.js';
 import { InvalidArgumentError, LockError, LockHandedOffError, LockLostError } from '../errors.js';
 import { holdDrift, kindOf, type Hold } from './holds.js';
 import type { ReleaseTicket } from './pending-release.js';
-import { newRequestId } from './request-id.js';
 import { NOT_HELD, OTHER_SIDE_HELD } from '../scripts/lease-move-scripts.js';
 import { checkLeaseTime, checkObject, checkPositiveDuration, WATCHDOG_LEASE } from '../validate.js';
 import type { LeaseHandle, LeaseHandleKind } from './lease-handle.js';
@@ -49,11 +48,6 @@ export interface HandleFacts {
   readonly fair?: boolean;
 }
 
-/** A request id unique across clients: an adopted hold's records are shared by two processes. */
-export function sharedRequestId(core: LockCore): string {
-  return `${core.clientId}:${newRequestId()}`;
-}
-
 function lostError(hold: Hold, why: string): LockLostError {
   return new LockLostError(`${kindOf(hold.target)} "${hold.target.name}" is no longer held: ${why}`, hold.watchdog ? 'deleted' : 'expired', {
     lockName: hold.target.name,
@@ -89,7 +83,7 @@ export async function extendHold(core: LockCore, hold: Hold, ms: unknown): Promi
   let extended: boolean;
   const sentAt = performance.now();
   try {
-    extended = await core.scripts.leaseMoves.extend(hold.target, extendMs, sharedRequestId(core));
+    extended = await core.scripts.requests.send(hold.target.keys[0]!, hold.owner, (request) => core.scripts.leaseMoves.extend(hold.target, extendMs, request));
   } finally {
     core.holds.calls.leave(call);
   }

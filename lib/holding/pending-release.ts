@@ -1,24 +1,23 @@
+import type { HeldRequest, WindowRequest } from '../scripts/registry.js';
+
 /**
  * One release of a hold, from its first try to Redis' answer: a failed try (or one with no answer in
- * time) goes on in the background with the same request id.
+ * time) goes on in the background with the same request, kept here (HeldRequest) until it is done.
  */
-export class PendingRelease {
+export class PendingRelease implements HeldRequest {
   /** The hold count Redis answered once a retry got through; undefined while none has. */
   left: number | undefined = undefined;
   #done = false;
   #settled: Promise<void> | undefined;
   #resolve: (() => void) | undefined;
 
-  /**
-   * `requestId` is sent again with every retry, so Redis applies the release once; `reExpireMs`
-   * is the TTL the lock keeps at least when holds remain.
-   */
-  constructor(
-    readonly requestId: string,
-    readonly reExpireMs: number,
-  ) {}
+  /** The request sent with every try, so Redis applies the release once; made at the first try. */
+  request: WindowRequest | undefined = undefined;
 
-  /** Redis answered this release (a first try or a retry), or its retries stopped. */
+  /** `reExpireMs` is the TTL the lock keeps at least when holds remain. */
+  constructor(readonly reExpireMs: number) {}
+
+  /** Redis answered this release (a first try or a retry), or its retries stopped: it is sent no more. */
   get done(): boolean {
     return this.#done;
   }
@@ -31,6 +30,8 @@ export class PendingRelease {
 
   finish(): void {
     this.#done = true;
+    // Its request stays in use until every copy sent is settled (request-window.ts).
+    this.request?.close();
     this.#resolve?.();
   }
 }

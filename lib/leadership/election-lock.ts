@@ -2,7 +2,7 @@ import type { LockCore } from '../core.js';
 import type { RenewTarget } from '../holding/holds.js';
 import { BaseLock } from '../locks/base-lock.js';
 import { waitNonFair } from '../waiting/non-fair-wait.js';
-import { newRequestId } from '../holding/request-id.js';
+import type { CallRequest, HeldRequest } from '../scripts/registry.js';
 import type { Acquired } from '../waiting/wait.js';
 import { ElectionScripts, type ElectionKeys } from './election-scripts.js';
 
@@ -37,15 +37,20 @@ export class ElectionLock extends BaseLock {
   protected override acquireFor(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
     const { core } = this;
     const ttlMs = this.ttlFor(leaseMs);
-    return waitNonFair(core, this.electionKeys.wait, waitMs, signal, async (mode) => {
+    return waitNonFair(core, this.electionKeys.wait, waitMs, signal, (mode) => this.request(owner, async (request) => {
       const sentAt = performance.now();
-      const reply = await this.#scripts.campaign(this.electionKeys, owner, ttlMs, core.waiters.listenerId, mode, newRequestId(), this.#value, core.publish);
+      const reply = await this.#scripts.campaign(this.electionKeys, owner, ttlMs, core.waiters.listenerId, mode, request, this.#value, core.publish);
       return 'epoch' in reply ? { acquired: true, sentAt, token: reply.epoch } : { acquired: false, ttlMs: reply.ttlMs };
-    }, () => this.abandon(owner));
+    }), () => this.abandon(owner));
   }
 
-  protected override releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number> {
-    return this.#scripts.resign(this.electionKeys, owner, reExpireMs, requestId, this.core.publish, recordMs);
+  protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<number> {
+    return this.request(owner, (request) => this.#scripts.resign(this.electionKeys, owner, reExpireMs, request, this.core.publish, recordMs), held);
+  }
+
+  /** The election's calls log in its own hash: their requests come from its window. */
+  protected override request<T>(owner: string | undefined, send: (request: CallRequest) => Promise<T>, held?: HeldRequest): Promise<T> {
+    return this.core.scripts.requests.send(this.electionKeys.election, owner, send, held);
   }
 
   /** True while this client's record says `owner` leads (its holder's clock has not run out). */

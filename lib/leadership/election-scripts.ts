@@ -2,6 +2,7 @@ import type { LockCore } from '../core.js';
 import type { WaitTarget } from '../keys.js';
 import type { PublishCommand, WaiterMode } from '../scripts/registry.js';
 import { ScriptRunner } from '../scripts/script-runner.js';
+import type { CallRequest } from '../scripts/request-window.js';
 import callLogLua from '../scripts/call-log.lua';
 import electionAnnounceLua from '../scripts/election-announce.lua';
 import electionCampaignLua from '../scripts/election-campaign-4.lua';
@@ -13,6 +14,7 @@ import enterHoldLua from '../scripts/enter-hold.lua';
 import keepHoldLua from '../scripts/keep-hold-1.lua';
 import noticeLua from '../scripts/notice.lua';
 import releaseHoldLua from '../scripts/release-hold.lua';
+import requestWindowLua from '../scripts/request-window.lua';
 import serverTimeLua from '../scripts/server-time.lua';
 import waiterSetLua from '../scripts/waiter-set.lua';
 import wakeOneLua from '../scripts/wake-one.lua';
@@ -46,13 +48,13 @@ export function electionKeys(keyPrefix: string, name: string): ElectionKeys {
   };
 }
 
-const enter = serverTimeLua + waiterSetLua + callLogLua + enterHoldLua;
+const enter = serverTimeLua + waiterSetLua + requestWindowLua + callLogLua + enterHoldLua;
 
 // Versioned names, as for the lock scripts: two rlock versions sharing a connection never swap them.
 const COMMANDS = {
-  campaign: { name: 'rlockElectionCampaignV2', numberOfKeys: 4, lua: enter + electionAnnounceLua + electionCampaignLua },
-  resign: { name: 'rlockElectionResignV3', numberOfKeys: 5, lua: endedHoldsLua + callLogLua + releaseHoldLua + noticeLua + wakeOneLua + electionAnnounceLua + electionResignLua },
-  proclaim: { name: 'rlockElectionProclaimV2', numberOfKeys: 2, lua: callLogLua + electionAnnounceLua + electionProclaimLua },
+  campaign: { name: 'rlockElectionCampaignV3', numberOfKeys: 4, lua: enter + electionAnnounceLua + electionCampaignLua },
+  resign: { name: 'rlockElectionResignV4', numberOfKeys: 5, lua: requestWindowLua + endedHoldsLua + callLogLua + releaseHoldLua + noticeLua + wakeOneLua + electionAnnounceLua + electionResignLua },
+  proclaim: { name: 'rlockElectionProclaimV3', numberOfKeys: 2, lua: requestWindowLua + callLogLua + electionAnnounceLua + electionProclaimLua },
   state: { name: 'rlockElectionStateV1', numberOfKeys: 2, lua: electionStateLua },
   keepHold: { name: 'rlockKeepHoldV1', numberOfKeys: 1, lua: keepHoldLua },
 } as const;
@@ -95,25 +97,25 @@ export class ElectionScripts {
     leaseMs: number,
     clientId: string,
     mode: WaiterMode,
-    requestId: string,
+    request: CallRequest,
     value: string,
     publish: PublishCommand,
   ): Promise<{ epoch: number } | { ttlMs: number }> {
-    const args = [keys.election, keys.wait.waiters, keys.epoch, keys.changes, owner, leaseMs, clientId, mode, requestId, value, publish];
-    const reply = await this.#runner.run(COMMANDS.campaign, 'acquire', keys.name, args);
+    const args = [keys.election, keys.wait.waiters, keys.epoch, keys.changes, owner, leaseMs, clientId, mode, request.id, value, publish];
+    const reply = await this.#runner.run(COMMANDS.campaign, 'acquire', keys.name, args, 'lock', request);
     return Array.isArray(reply) ? { epoch: Number(reply[0]) } : { ttlMs: Number(reply) };
   }
 
   /** The holds `owner` has left (0: stepped down), or -1 (ScriptStatus.NotHeld). */
-  async resign(keys: ElectionKeys, owner: string, reExpireMs: number, requestId: string, publish: PublishCommand, recordMs: number): Promise<number> {
-    const args = [keys.election, keys.wait.waiters, keys.wait.wakePrefix, keys.records, keys.changes, owner, reExpireMs, requestId, publish, recordMs];
-    return Number(await this.#runner.run(COMMANDS.resign, 'release', keys.name, args));
+  async resign(keys: ElectionKeys, owner: string, reExpireMs: number, request: CallRequest, publish: PublishCommand, recordMs: number): Promise<number> {
+    const args = [keys.election, keys.wait.waiters, keys.wait.wakePrefix, keys.records, keys.changes, owner, reExpireMs, request.id, publish, recordMs];
+    return Number(await this.#runner.run(COMMANDS.resign, 'release', keys.name, args, 'lock', request));
   }
 
   /** The proclaim count of the epoch after this one, or -1 when `owner` does not lead. */
-  async proclaim(keys: ElectionKeys, owner: string, requestId: string, value: string, publish: PublishCommand): Promise<number> {
-    const args = [keys.election, keys.changes, owner, requestId, value, publish];
-    return Number(await this.#runner.run(COMMANDS.proclaim, 'acquire', keys.name, args));
+  async proclaim(keys: ElectionKeys, owner: string, request: CallRequest, value: string, publish: PublishCommand): Promise<number> {
+    const args = [keys.election, keys.changes, owner, request.id, value, publish];
+    return Number(await this.#runner.run(COMMANDS.proclaim, 'acquire', keys.name, args, 'lock', request));
   }
 
   async state(keys: ElectionKeys): Promise<ElectionState> {

@@ -1,6 +1,5 @@
 import { InvalidArgumentError, LockLostError, LockNotHeldError } from '../errors.js';
 import type { Lease } from '../holding/lease.js';
-import { newRequestId } from '../holding/request-id.js';
 import type { ElectionLock } from './election-lock.js';
 import { ElectionScripts } from './election-scripts.js';
 
@@ -83,7 +82,8 @@ export class Leadership implements AsyncDisposable {
     if (this.#lease.released) throw new LockNotHeldError(`election "${this.name}": this leadership resigned`, { lockName: this.name });
     this.#lease.signal.throwIfAborted();
     core.assertOpen();
-    const rev = await ElectionScripts.of(core).proclaim(this.#lock.electionKeys, this.owner, newRequestId(), value, core.publish);
+    const keys = this.#lock.electionKeys;
+    const rev = await core.scripts.requests.send(keys.election, this.owner, (request) => ElectionScripts.of(core).proclaim(keys, this.owner, request, value, core.publish));
     if (rev < 0) {
       throw new LockLostError(`election "${this.name}": leadership of epoch ${this.epoch} is lost (proclaim found another leader or none)`, 'deleted', {
         lockName: this.name,

@@ -12,11 +12,11 @@ import { recordHold } from '../holding/record-hold.js';
 import type { LeaseHandleKind } from '../holding/lease-handle.js';
 import { HOLD_ACCESS, type HoldAccess } from '../holding/hold-access.js';
 import { traceRelease } from '../telemetry/tracing.js';
-import { newRequestId } from '../holding/request-id.js';
 import { runWithLease } from '../holding/with-lease.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
 import { acquireInTime, type AcquireCall } from './timely-acquire.js';
 import { LockQueries } from './lock-queries.js';
+import type { CallRequest, HeldRequest } from '../scripts/registry.js';
 
 /**
  * Brands every BaseLock under a registry symbol, so a MultiLock of one loaded copy of rlock (ESM
@@ -52,10 +52,16 @@ export abstract class BaseLock extends LockQueries implements RLock {
 
   /**
    * Releases one hold of `owner`; `reExpireMs` (0: keep) is the TTL the lock keeps at least when
-   * holds remain. `requestId` makes a resend harmless; a final release is remembered `recordMs`
-   * for that. Resolves with the remaining hold count or ScriptStatus.NotHeld.
+   * holds remain. Its request (see request) makes a resend harmless: `held` keeps the request of a
+   * release sent again, else it is used once; a final release answers a resend for `recordMs`.
+   * Resolves with the remaining hold count or ScriptStatus.NotHeld.
    */
-  protected abstract releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number>;
+  protected abstract releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<number>;
+
+  /** Sends a changing call for `owner` (undefined: forceUnlock) with a request of the client's window on the lock's key. */
+  protected request<T>(owner: string | undefined, send: (request: CallRequest) => Promise<T>, held?: HeldRequest): Promise<T> {
+    return this.core.scripts.requests.send(this.keys.lock, owner, send, held);
+  }
 
   /** How the watchdog renews `owner`'s hold of this lock. */
   protected renewTarget(owner: string): RenewTarget {
@@ -113,7 +119,7 @@ export abstract class BaseLock extends LockQueries implements RLock {
 
   async forceUnlock(): Promise<boolean> {
     await this.open();
-    return this.core.scripts.lock.forceUnlock(this.keys, this.core.publish, this.forceRequestId());
+    return this.request(undefined, (request) => this.core.scripts.lock.forceUnlock(this.keys, this.core.publish, request));
   }
 
   async isHeldByCurrentOwner(): Promise<boolean> {
@@ -187,12 +193,7 @@ export abstract class BaseLock extends LockQueries implements RLock {
 
   /** Releases one hold of `owner` quietly: for acquisitions nobody waits for any more. */
   protected abandon(owner: string): void {
-    this.releaseFor(owner, 0, newRequestId(), 1_000).catch((error: unknown) => this.core.events.emit('error', error));
-  }
-
-  /** A forceUnlock's request id: unique across clients, since its record is the lock's. */
-  protected forceRequestId(): string {
-    return `${this.core.clientId}:${newRequestId()}`;
+    this.releaseFor(owner, 0, undefined, 1_000).catch((error: unknown) => this.core.events.emit('error', error));
   }
 
   /** The owner whose holds unlock and the queries concern; undefined outside a context with no unscoped hold. */
@@ -243,7 +244,7 @@ export abstract class BaseLock extends LockQueries implements RLock {
     }
 
     rollBack(): Promise<number> {
-      return this.lock.releaseFor(this.owner, 0, newRequestId(), 1_000);
+      return this.lock.releaseFor(this.owner, 0, undefined, 1_000);
     }
 
     confirmed(acquired: Acquired): void {
@@ -265,7 +266,7 @@ export abstract class BaseLock extends LockQueries implements RLock {
   /** Releases `count` holds of `owner` in the background, nobody waiting (see Hold.letGo). */
   #letGo(owner: string): (count: number) => void {
     return (count) => {
-      for (let i = 0; i < count; i += 1) this.releaseFor(owner, 0, newRequestId(), 1_000).catch(() => undefined);
+      for (let i = 0; i < count; i += 1) this.releaseFor(owner, 0, undefined, 1_000).catch(() => undefined);
     };
   }
 

@@ -5,7 +5,7 @@ import { BaseLock } from './base-lock.js';
 import { fairQueue, inspectKeys } from '../inspect/inspect.js';
 import type { QueuedWaiter } from '../inspect/types.js';
 import type { RFairLock } from './rlock.js';
-import { newRequestId } from '../holding/request-id.js';
+import type { HeldRequest } from '../scripts/registry.js';
 
 /** Numbers the waiting calls of this process; with the client id they name a waiter everywhere. */
 let lastWaiter = 0;
@@ -27,18 +27,19 @@ export class FairLock extends BaseLock implements RFairLock {
 
   override async forceUnlock(): Promise<boolean> {
     await this.open();
-    return this.core.scripts.fair.forceUnlock(this.keys, this.core.publish, this.forceRequestId());
+    return this.request(undefined, (request) => this.core.scripts.fair.forceUnlock(this.keys, this.core.publish, request));
   }
 
   protected override acquireFor(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
     const { core, keys } = this;
     const ttlMs = this.ttlFor(leaseMs);
     const waitTimeoutMs = core.fairLockWaitTimeoutMs;
-    const attempt = async (waiterId: string): Promise<FairAttempt> => {
-      const sentAt = performance.now();
-      const recheckMs = await core.scripts.fair.acquire(keys, owner, ttlMs, waiterId, waitTimeoutMs, newRequestId());
-      return recheckMs === null ? { acquired: true, sentAt } : { acquired: false, recheckMs };
-    };
+    const attempt = (waiterId: string): Promise<FairAttempt> =>
+      this.request(owner, async (request) => {
+        const sentAt = performance.now();
+        const recheckMs = await core.scripts.fair.acquire(keys, owner, ttlMs, waiterId, waitTimeoutMs, request);
+        return recheckMs === null ? { acquired: true, sentAt } : { acquired: false, recheckMs };
+      });
     const abandon = (): void => this.abandon(owner);
     if (waitMs === 0) return acquireOnce(() => attempt(''), { signal, abandon });
     lastWaiter += 1;
@@ -56,8 +57,8 @@ export class FairLock extends BaseLock implements RFairLock {
     });
   }
 
-  protected override releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number> {
+  protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<number> {
     const { core } = this;
-    return core.scripts.fair.release(this.keys, owner, reExpireMs, requestId, core.publish, recordMs);
+    return this.request(owner, (request) => core.scripts.fair.release(this.keys, owner, reExpireMs, request, core.publish, recordMs), held);
   }
 }

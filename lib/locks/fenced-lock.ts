@@ -5,7 +5,7 @@ import { checkLockArgs, checkTryLockArgs } from '../validate.js';
 import type { Acquired } from '../waiting/wait.js';
 import { BaseLock } from './base-lock.js';
 import { waitNonFair } from '../waiting/non-fair-wait.js';
-import { newRequestId } from '../holding/request-id.js';
+import type { HeldRequest } from '../scripts/registry.js';
 import type { FencedLease, LockWaitOptions, RFencedLock, SignalOptions } from './rlock.js';
 
 /**
@@ -57,16 +57,16 @@ export class FencedLock extends BaseLock implements RFencedLock {
   protected override acquireFor(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
     const { core } = this;
     const ttlMs = this.ttlFor(leaseMs);
-    return waitNonFair(this.core, this.#wait, waitMs, signal, async (mode) => {
+    return waitNonFair(this.core, this.#wait, waitMs, signal, (mode) => this.request(owner, async (request) => {
       const sentAt = performance.now();
-      const reply = await core.scripts.lock.fencedAcquire(this.#keys, owner, ttlMs, core.waiters.listenerId, mode, newRequestId());
+      const reply = await core.scripts.lock.fencedAcquire(this.#keys, owner, ttlMs, core.waiters.listenerId, mode, request);
       return 'token' in reply ? { acquired: true, sentAt, token: reply.token } : { acquired: false, ttlMs: reply.ttlMs };
-    }, () => this.abandon(owner));
+    }), () => this.abandon(owner));
   }
 
-  protected override releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number> {
+  protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<number> {
     const { core } = this;
-    return core.scripts.lock.release(this.#keys, owner, reExpireMs, requestId, core.publish, recordMs);
+    return this.request(owner, (request) => core.scripts.lock.release(this.#keys, owner, reExpireMs, request, core.publish, recordMs), held);
   }
 }
 

@@ -4,7 +4,7 @@ import type { Acquired } from '../waiting/wait.js';
 import { BaseLock } from './base-lock.js';
 import { waitNonFair } from '../waiting/non-fair-wait.js';
 import { NODE_LOCK, type NodeLock, type NodeLockSource } from './node-lock.js';
-import { newRequestId } from '../holding/request-id.js';
+import type { HeldRequest } from '../scripts/registry.js';
 
 /**
  * The reentrant, non-fair lock: a Redis hash (owner id → hold count) whose TTL is the lease.
@@ -21,17 +21,17 @@ export class ReentrantLock extends BaseLock implements NodeLockSource {
   protected override acquireFor(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
     const { core, keys } = this;
     const ttlMs = this.ttlFor(leaseMs);
-    return waitNonFair(this.core, this.#wait, waitMs, signal, (mode) => {
+    return waitNonFair(this.core, this.#wait, waitMs, signal, (mode) => this.request(owner, (request) => {
       const sentAt = performance.now();
       return core.scripts.lock
-        .acquire(keys, owner, ttlMs, core.waiters.listenerId, mode, newRequestId())
+        .acquire(keys, owner, ttlMs, core.waiters.listenerId, mode, request)
         .then((holderTtl) => (holderTtl === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: holderTtl }));
-    }, () => this.abandon(owner));
+    }), () => this.abandon(owner));
   }
 
-  protected override releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number> {
+  protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<number> {
     const { core } = this;
-    return core.scripts.lock.release(this.keys, owner, reExpireMs, requestId, core.publish, recordMs);
+    return this.request(owner, (request) => core.scripts.lock.release(this.keys, owner, reExpireMs, request, core.publish, recordMs), held);
   }
 
   /** This lock as one node of a RedLock (package-internal). */
@@ -46,18 +46,18 @@ export class ReentrantLock extends BaseLock implements NodeLockSource {
       keys,
       attempt: async (owner, ttlMs, mode) => {
         await open();
-        return core.scripts.lock.acquire(keys, owner, ttlMs, core.waiters.listenerId, mode, newRequestId());
+        return this.request(owner, (request) => core.scripts.lock.acquire(keys, owner, ttlMs, core.waiters.listenerId, mode, request));
       },
       release: async (owner, reExpireMs, recordMs) => {
         await open();
-        return this.releaseFor(owner, reExpireMs, newRequestId(), recordMs);
+        return this.releaseFor(owner, reExpireMs, undefined, recordMs);
       },
       track: (owner, sentAt, leaseMs, maxRenewals) => this.trackHold(owner, sentAt, leaseMs, { quiet: true, maxRenewals }),
       heldRecord: (owner) => this.holdOf(owner),
       releaseHeld: async (owner, ticket) => {
         if (this.holdOf(owner)) return this.releaseOwner(owner, ticket);
         await open();
-        return this.releaseFor(owner, 0, newRequestId(), 1_000);
+        return this.releaseFor(owner, 0, undefined, 1_000);
       },
       holdCount: async (owner) => {
         await open();

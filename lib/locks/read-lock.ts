@@ -2,7 +2,7 @@ import type { LockCore } from '../core.js';
 import type { WaitTarget } from '../keys.js';
 import type { ReadWriteState, WaiterMode } from '../scripts/registry.js';
 import { ReadWriteSide } from './read-write-side.js';
-import { newRequestId } from '../holding/request-id.js';
+import type { HeldRequest } from '../scripts/registry.js';
 
 /**
  * The read side of a read-write lock: shared by any number of owners while no other owner
@@ -19,12 +19,12 @@ export class ReadLock extends ReadWriteSide {
 
   protected override attempt(owner: string, ttlMs: number, mode: WaiterMode): Promise<number | null> {
     const { core } = this;
-    return core.scripts.readWrite.readAcquire(this.rwKeys, owner, ttlMs, core.waiters.listenerId, mode, newRequestId());
+    return this.request(owner, (request) => core.scripts.readWrite.readAcquire(this.rwKeys, owner, ttlMs, core.waiters.listenerId, mode, request));
   }
 
-  protected override releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number> {
+  protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<number> {
     const { core } = this;
-    return core.scripts.readWrite.readRelease(this.rwKeys, owner, reExpireMs, requestId, core.publish, recordMs);
+    return this.request(owner, (request) => core.scripts.readWrite.readRelease(this.rwKeys, owner, reExpireMs, request, core.publish, recordMs), held);
   }
 
   protected override view(state: ReadWriteState): { holdCount: number; locked: boolean; ttlMs: number } {

@@ -45,7 +45,7 @@ export abstract class ReadWriteSide extends BaseLock {
   /** Deletes the lock if it is held in this side's mode (a writer's own read holds go with it). */
   override async forceUnlock(): Promise<boolean> {
     await this.open();
-    return this.core.scripts.readWrite.forceUnlock(this.rwKeys, this.#mode, this.core.publish, this.forceRequestId());
+    return this.request(undefined, (request) => this.core.scripts.readWrite.forceUnlock(this.rwKeys, this.#mode, this.core.publish, request));
   }
 
   /** True while some owner holds this side. */

@@ -3,7 +3,7 @@ import { LockUpgradeError, ScriptStatus } from '../errors.js';
 import type { WaitTarget } from '../keys.js';
 import type { ReadWriteState, WaiterMode } from '../scripts/registry.js';
 import { ReadWriteSide } from './read-write-side.js';
-import { newRequestId } from '../holding/request-id.js';
+import type { HeldRequest } from '../scripts/registry.js';
 
 /**
  * The write side of a read-write lock: one owner, while no other owner reads. The writer may
@@ -21,7 +21,7 @@ export class WriteLock extends ReadWriteSide {
 
   protected override async attempt(owner: string, ttlMs: number, mode: WaiterMode): Promise<number | null> {
     const { core } = this;
-    const reply = await core.scripts.readWrite.writeAcquire(this.rwKeys, owner, ttlMs, core.waiters.listenerId, mode, newRequestId());
+    const reply = await this.request(owner, (request) => core.scripts.readWrite.writeAcquire(this.rwKeys, owner, ttlMs, core.waiters.listenerId, mode, request));
     if (reply === ScriptStatus.UpgradeRefused) {
       throw new LockUpgradeError(
         `the current owner holds the read lock of "${this.name}" and asked for its write lock: it would wait for ` +
@@ -32,9 +32,9 @@ export class WriteLock extends ReadWriteSide {
     return reply;
   }
 
-  protected override releaseFor(owner: string, reExpireMs: number, requestId: string, recordMs: number): Promise<number> {
+  protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<number> {
     const { core } = this;
-    return core.scripts.readWrite.writeRelease(this.rwKeys, owner, reExpireMs, requestId, core.publish, recordMs);
+    return this.request(owner, (request) => core.scripts.readWrite.writeRelease(this.rwKeys, owner, reExpireMs, request, core.publish, recordMs), held);
   }
 
   protected override view(state: ReadWriteState): { holdCount: number; locked: boolean; ttlMs: number } {

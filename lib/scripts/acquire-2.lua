@@ -9,7 +9,7 @@
 --         '1' waiting, and other local waiters of this client wait too;
 --         '2' waiting, and this is the client's only local waiter;
 --         '3'/'4' as '1'/'2', for the attempt a wake-up prompted (waiter-set.lua)
--- ARGV[5] request id of this call (no '=' or ';'): a resend is applied once
+-- ARGV[5] request of this call (request-window.lua): a resend is applied once
 -- Returns nil when acquired or re-entered; otherwise the holder's PTTL in ms
 -- (-1 when the key has no TTL), which bounds the caller's sleep.
 -- acquire-free.lua runs first: it took a free lock already, and set `ttl` (the lock's PTTL).

@@ -1,24 +1,25 @@
--- Shared functions, prepended by the registry to every script that changes a hold.
--- Each changing call carries a request id. Its answer is logged in a hash field of the owner
--- ('log:' .. holder), so a call that ioredis resends after a reconnect (or a caller retries) is
--- answered from the log and applied once. The log is a string of 'request id=holds;' entries
--- (request ids hold no '=' or ';') and goes away with the owner's hold (into the record of its
--- client, ended-holds.lua).
+-- Shared functions, prepended by the registry (after request-window.lua) to every script that
+-- changes a hold. Each changing call carries a request (request-window.lua). Its answer is logged
+-- in a hash field of the owner ('log:' .. holder), so a call that ioredis resends after a reconnect
+-- (or a caller retries) is answered from the log and applied once. The log is a string of
+-- '<call id>=<answer>;' entries and goes away with the owner's hold (into the record of its
+-- client, ended-holds.lua). Once it is longer than LOG_PRUNE_AT characters, a write drops the
+-- entries of calls its client has seen answered: what is left is bounded by the calls in use.
 
--- logged_call(log, request_id): the hold count the logged call answered, or nil if not logged.
-local function logged_call(log, request_id)
+-- logged_call(log, request): the answer the logged call got, or nil if it is not logged.
+local function logged_call(log, request)
   if not log then return nil end
-  -- Anchored at an entry's start: request id 'a' must not match an entry of '1a'.
-  local _, at = string.find(';' .. log, ';' .. request_id .. '=', 1, true)
+  -- Anchored at an entry's start: call id 'a' must not match an entry of '1a'.
+  local _, at = string.find(';' .. log, ';' .. call_id(request) .. '=', 1, true)
   if not at then return nil end
   return tonumber(string.match(log, '^%d+', at))
 end
 
--- log_call(log, request_id, holds): the log with this call added. Only the latest calls can
--- still be resent: keep it short.
-local function log_call(log, request_id, holds)
-  log = (log or '') .. request_id .. '=' .. holds .. ';'
-  if #log > 512 then log = string.sub(log, string.find(log, ';', #log - 512, true) + 1) end
+-- log_call(log, request, answer): the log with this call added.
+local LOG_PRUNE_AT = 256
+local function log_call(log, request, answer)
+  log = (log or '') .. call_id(request) .. '=' .. answer .. ';'
+  if #log > LOG_PRUNE_AT then log = forget_answered(log, request) end
   return log
 end
 

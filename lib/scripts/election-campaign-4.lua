@@ -12,7 +12,7 @@
 -- ARGV[2] lease, ms
 -- ARGV[3] client id
 -- ARGV[4] waiter mode, as in acquire-2.lua
--- ARGV[5] request id of this call (no '=' or ';'): a resend is applied once
+-- ARGV[5] request of this call (request-window.lua): a resend is applied once
 -- ARGV[6] the value to publish with the leadership
 -- ARGV[7] publish command: 'publish', 'spublish' or 'publish-cluster'
 -- Returns { epoch } when this owner leads; otherwise the leader's PTTL in ms (-1 when the key

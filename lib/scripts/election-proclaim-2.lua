@@ -3,7 +3,7 @@
 -- KEYS[1] election hash (election-campaign-4.lua)
 -- KEYS[2] change channel (election-announce.lua)
 -- ARGV[1] owner id of the leader
--- ARGV[2] request id of this call (no '=' or ';')
+-- ARGV[2] request of this call (request-window.lua)
 -- ARGV[3] the new value
 -- ARGV[4] publish command: 'publish', 'spublish' or 'publish-cluster'
 -- Returns the proclaim count of this epoch (rev, >= 1); -1 when the owner does not lead.

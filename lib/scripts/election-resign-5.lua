@@ -8,7 +8,7 @@
 -- KEYS[5] change channel (election-announce.lua)
 -- ARGV[1] owner id
 -- ARGV[2] TTL the election keeps at least when holds remain, ms ('0' leaves it as it is)
--- ARGV[3] request id of this call (no '=' or ';')
+-- ARGV[3] request of this call (request-window.lua)
 -- ARGV[4] publish command: 'publish', 'spublish' or 'publish-cluster'
 -- ARGV[5] how long the record of a final release answers a resend, ms
 -- Returns the owner's remaining hold count (0: stepped down); -1 when the owner held nothing.

@@ -9,7 +9,7 @@
 -- ARGV[3] waiter id ('<client id>|<n>', one per waiting call); '' for a single attempt, which
 --         gets the lock only if it is free and nobody is queued (or re-enters), never queues
 -- ARGV[4] wait timeout, ms: how long a waiter keeps its place without checking in
--- ARGV[5] request id of this call (no '=' or ';'): a resend is applied once (enter-hold.lua)
+-- ARGV[5] request of this call (request-window.lua): a resend is applied once (enter-hold.lua)
 -- Returns nil when acquired or re-entered. Otherwise the latest time to ask again, ms: for the
 -- head, the holder's PTTL; behind it, the time until the waiter ahead loses its place (a live
 -- one checks in long before). 0 after a failed single attempt.

@@ -6,7 +6,7 @@
 -- KEYS[4] turn channel prefix (+ client id)
 -- KEYS[5] record prefix (forced-once.lua)
 -- ARGV[1] publish command: 'publish', 'spublish' or 'publish-cluster' (wake-one.lua)
--- ARGV[2] request id of this call (unique per call, no '=' or ';')
+-- ARGV[2] request of this call ('<client id>:<seq>/<gap>', forced-once.lua)
 -- Returns 1 when a lock was deleted, 0 when there was none.
 return force_once(KEYS[5], ARGV[2], function()
   if redis.call('DEL', KEYS[1]) == 0 then return 0 end

@@ -1,6 +1,7 @@
 import type { LockKeys } from '../keys.js';
 import type { PublishCommand } from './script-types.js';
 import type { ScriptRunner } from './script-runner.js';
+import type { CallRequest } from './request-window.js';
 import callLogLua from './call-log.lua';
 import endedHoldsLua from './ended-holds.lua';
 import enterHoldLua from './enter-hold.lua';
@@ -12,6 +13,7 @@ import fairReleaseLua from './fair-release-5.lua';
 import forcedOnceLua from './forced-once.lua';
 import noticeLua from './notice.lua';
 import releaseHoldLua from './release-hold.lua';
+import requestWindowLua from './request-window.lua';
 import serverTimeLua from './server-time.lua';
 
 // Versioned command names (see lock-scripts.ts).
@@ -20,17 +22,17 @@ import serverTimeLua from './server-time.lua';
 const queue = serverTimeLua + noticeLua + fairQueueLua;
 
 const COMMANDS = {
-  fairAcquire: { name: 'rlockFairAcquireV3', numberOfKeys: 3, lua: queue + callLogLua + enterHoldLua + fairAcquireLua },
+  fairAcquire: { name: 'rlockFairAcquireV4', numberOfKeys: 3, lua: queue + requestWindowLua + callLogLua + enterHoldLua + fairAcquireLua },
   fairRelease: {
-    name: 'rlockFairReleaseV6',
+    name: 'rlockFairReleaseV7',
     numberOfKeys: 5,
-    lua: endedHoldsLua + queue + callLogLua + releaseHoldLua + fairReleaseLua,
+    lua: requestWindowLua + endedHoldsLua + queue + callLogLua + releaseHoldLua + fairReleaseLua,
   },
   fairLeave: { name: 'rlockFairLeaveV2', numberOfKeys: 4, lua: queue + fairLeaveLua },
   fairForceUnlock: {
-    name: 'rlockFairForceUnlockV3',
+    name: 'rlockFairForceUnlockV4',
     numberOfKeys: 5,
-    lua: queue + forcedOnceLua + fairForceUnlockLua,
+    lua: queue + requestWindowLua + callLogLua + forcedOnceLua + fairForceUnlockLua,
   },
 } as const;
 
@@ -42,24 +44,24 @@ export class FairLockScripts {
     this.#runner = runner;
   }
 
-  async acquire(keys: LockKeys, owner: string, leaseMs: number, waiterId: string, waitTimeoutMs: number, requestId: string): Promise<number | null> {
-    const args = [keys.lock, keys.queue, keys.queueTimeouts, owner, leaseMs, waiterId, waitTimeoutMs, requestId];
-    const reply = await this.#runner.run(COMMANDS.fairAcquire, 'acquire', keys.name, args);
+  async acquire(keys: LockKeys, owner: string, leaseMs: number, waiterId: string, waitTimeoutMs: number, request: CallRequest): Promise<number | null> {
+    const args = [keys.lock, keys.queue, keys.queueTimeouts, owner, leaseMs, waiterId, waitTimeoutMs, request.id];
+    const reply = await this.#runner.run(COMMANDS.fairAcquire, 'acquire', keys.name, args, 'lock', request);
     return reply === null ? null : Number(reply);
   }
   /** Fair lock: like {@link release}; when the lock is freed, the head of the queue is told it is its turn. */
-  async release(keys: LockKeys, owner: string, reExpireMs: number, requestId: string, publish: PublishCommand, recordMs: number): Promise<number> {
-    const args = [...fairKeys(keys), keys.records, owner, reExpireMs, requestId, publish, recordMs];
-    return Number(await this.#runner.run(COMMANDS.fairRelease, 'release', keys.name, args));
+  async release(keys: LockKeys, owner: string, reExpireMs: number, request: CallRequest, publish: PublishCommand, recordMs: number): Promise<number> {
+    const args = [...fairKeys(keys), keys.records, owner, reExpireMs, request.id, publish, recordMs];
+    return Number(await this.#runner.run(COMMANDS.fairRelease, 'release', keys.name, args, 'lock', request));
   }
   /** Fair lock: a waiting call gave up; true if it was still queued. */
   async leave(keys: LockKeys, waiterId: string, publish: PublishCommand): Promise<boolean> {
     return Number(await this.#runner.run(COMMANDS.fairLeave, 'acquire', keys.name, [...fairKeys(keys), waiterId, publish])) === 1;
   }
   /** Fair lock: deletes the lock whoever holds it, then tells the head; true if there was a lock. */
-  async forceUnlock(keys: LockKeys, publish: PublishCommand, requestId: string): Promise<boolean> {
-    const args = [...fairKeys(keys), keys.records, publish, requestId];
-    return Number(await this.#runner.run(COMMANDS.fairForceUnlock, 'forceUnlock', keys.name, args)) === 1;
+  async forceUnlock(keys: LockKeys, publish: PublishCommand, request: CallRequest): Promise<boolean> {
+    const args = [...fairKeys(keys), keys.records, publish, request.id];
+    return Number(await this.#runner.run(COMMANDS.fairForceUnlock, 'forceUnlock', keys.name, args, 'lock', request)) === 1;
   }
 }
 

@@ -11,7 +11,7 @@
 -- ARGV[2] lease, ms (a re-entry extends the TTL to it, never shortens it)
 -- ARGV[3] client id
 -- ARGV[4] waiter mode, as in acquire-2.lua
--- ARGV[5] request id of this call (no '=' or ';'): a resend is applied once
+-- ARGV[5] request of this call (request-window.lua): a resend is applied once
 -- Returns { token } when acquired or re-entered; otherwise the holder's PTTL in ms (-1 when the
 -- key has no TTL), which bounds the caller's sleep.
 local ttl = redis.call('PTTL', KEYS[1])

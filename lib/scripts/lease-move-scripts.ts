@@ -6,13 +6,16 @@ import handOffHoldLua from './hand-off-hold-3.lua';
 import heldLeaseLua from './held-lease.lua';
 import readWriteHoldsLua from './read-write-holds.lua';
 import type { ScriptRunner } from './script-runner.js';
+import type { CallRequest } from './request-window.js';
+import callLogLua from './call-log.lua';
+import requestWindowLua from './request-window.lua';
 import serverTimeLua from './server-time.lua';
 
 const prelude = serverTimeLua + readWriteHoldsLua + heldLeaseLua;
 
 // Versioned names, as in lock-scripts.ts.
 const COMMANDS = {
-  extend: { name: 'rlockExtendHoldV1', numberOfKeys: 3, lua: prelude + extendHoldLua },
+  extend: { name: 'rlockExtendHoldV2', numberOfKeys: 3, lua: prelude + requestWindowLua + callLogLua + extendHoldLua },
   handOff: { name: 'rlockHandOffHoldV2', numberOfKeys: 3, lua: prelude + handOffHoldLua },
   adopt: { name: 'rlockAdoptHoldV1', numberOfKeys: 3, lua: prelude + adoptHoldLua },
 } as const;
@@ -66,9 +69,9 @@ export class LeaseMoveScripts {
   }
 
   /** True when the hold's lease now ends no earlier than `ms` from the server's now; false when it is not held. */
-  async extend(target: RenewTarget, ms: number, requestId: string): Promise<boolean> {
-    const args = [...keysOf(target, 'x'), moveKindOf(target), target.holder, ms, requestId];
-    return Number(await this.#runner.run(COMMANDS.extend, 'extend', target.name, args, objectKind(target))) === 1;
+  async extend(target: RenewTarget, ms: number, request: CallRequest): Promise<boolean> {
+    const args = [...keysOf(target, 'x'), moveKindOf(target), target.holder, ms, request.id];
+    return Number(await this.#runner.run(COMMANDS.extend, 'extend', target.name, args, objectKind(target), request)) === 1;
   }
 
   /** Opens the hold for adoption by `handleId`, kept exactly `keepMs` from now (0: a fixed lease, as it is). */
@@ -78,8 +81,8 @@ export class LeaseMoveScripts {
   }
 
   /** Takes the claim `handleId` opened; renews the hold to `renewMs` (0: a fixed lease, kept). */
-  async adopt(target: RenewTarget, renewMs: number, handleId: string, requestId: string): Promise<HeldLease | number> {
-    const args = [...keysOf(target, 'h'), moveKindOf(target), target.holder, renewMs, handleId, requestId];
-    return heldLease(await this.#runner.run(COMMANDS.adopt, 'adopt', target.name, args, objectKind(target)));
+  async adopt(target: RenewTarget, renewMs: number, handleId: string, request: CallRequest): Promise<HeldLease | number> {
+    const args = [...keysOf(target, 'h'), moveKindOf(target), target.holder, renewMs, handleId, request.id];
+    return heldLease(await this.#runner.run(COMMANDS.adopt, 'adopt', target.name, args, objectKind(target), request));
   }
 }

@@ -1,6 +1,7 @@
 import type { FencedLockKeys, LockKeys, WaitTarget } from '../keys.js';
 import type { PublishCommand, ReplicaAck, WaiterMode } from './script-types.js';
 import type { ScriptRunner } from './script-runner.js';
+import type { CallRequest } from './request-window.js';
 import { toLockError, type ObjectKind } from '../errors.js';
 import acquireLua from './acquire-2.lua';
 import acquireFreeLua from './acquire-free.lua';
@@ -15,23 +16,24 @@ import passWakeLua from './pass-wake-4.lua';
 import releaseHoldLua from './release-hold.lua';
 import releaseLua from './release-2.lua';
 import releaseLastLua from './release-last.lua';
+import requestWindowLua from './request-window.lua';
 import serverTimeLua from './server-time.lua';
 import waiterSetLua from './waiter-set.lua';
 import wakeOneLua from './wake-one.lua';
 
 // Command names are versioned: two rlock versions sharing a connection must not swap scripts.
 // Shared Lua functions are prepended to the scripts that call them.
-const enter = serverTimeLua + waiterSetLua + callLogLua + enterHoldLua;
+const enter = serverTimeLua + waiterSetLua + requestWindowLua + callLogLua + enterHoldLua;
 const wake = noticeLua + wakeOneLua;
 
 const COMMANDS = {
   // The free lock first, before the shared functions are defined (see acquire-free.lua).
-  acquire: { name: 'rlockAcquireV3', numberOfKeys: 2, lua: acquireFreeLua + enter + acquireLua },
+  acquire: { name: 'rlockAcquireV4', numberOfKeys: 2, lua: acquireFreeLua + enter + acquireLua },
   // A last hold first, before the shared functions are defined (see release-last.lua).
-  release: { name: 'rlockReleaseV6', numberOfKeys: 2, lua: endedHoldsLua + releaseLastLua + callLogLua + releaseHoldLua + wake + releaseLua },
-  forceUnlock: { name: 'rlockForceUnlockV3', numberOfKeys: 4, lua: wake + forcedOnceLua + forceUnlockLua },
+  release: { name: 'rlockReleaseV7', numberOfKeys: 2, lua: requestWindowLua + endedHoldsLua + releaseLastLua + callLogLua + releaseHoldLua + wake + releaseLua },
+  forceUnlock: { name: 'rlockForceUnlockV4', numberOfKeys: 4, lua: wake + requestWindowLua + callLogLua + forcedOnceLua + forceUnlockLua },
   passWake: { name: 'rlockPassWakeV2', numberOfKeys: 4, lua: wake + passWakeLua },
-  fencedAcquire: { name: 'rlockFencedAcquireV2', numberOfKeys: 3, lua: enter + fencedAcquireLua },
+  fencedAcquire: { name: 'rlockFencedAcquireV3', numberOfKeys: 3, lua: enter + fencedAcquireLua },
 } as const;
 
 const nullOrNumber = (reply: unknown): number | null => (reply === null ? null : Number(reply));
@@ -45,11 +47,11 @@ export class ExclusiveLockScripts {
   }
 
   /** nil (null) when acquired or re-entered, else the holder's PTTL (ms, -1 = no TTL). */
-  acquire(keys: LockKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode, requestId: string): Promise<number | null> {
+  acquire(keys: LockKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode, request: CallRequest): Promise<number | null> {
     // A single attempt (WaiterMode.Single) never registers as a waiter: its client id is not sent.
     const client = mode === '0' ? '' : clientId;
-    const args = [keys.lock, keys.waiters, owner, leaseMs, client, mode, requestId];
-    return this.#runner.runAs(COMMANDS.acquire, 'acquire', keys.name, args, nullOrNumber);
+    const args = [keys.lock, keys.waiters, owner, leaseMs, client, mode, request.id];
+    return this.#runner.runAs(COMMANDS.acquire, 'acquire', keys.name, args, nullOrNumber, request);
   }
   /** The fencing token when acquired or re-entered, else the holder's PTTL (ms, -1 = no TTL). */
   async fencedAcquire(
@@ -58,21 +60,21 @@ export class ExclusiveLockScripts {
     leaseMs: number,
     clientId: string,
     mode: WaiterMode,
-    requestId: string,
+    request: CallRequest,
   ): Promise<{ token: number } | { ttlMs: number }> {
-    const args = [keys.lock, keys.waiters, keys.token, owner, leaseMs, clientId, mode, requestId];
-    const reply = await this.#runner.run(COMMANDS.fencedAcquire, 'acquire', keys.name, args);
+    const args = [keys.lock, keys.waiters, keys.token, owner, leaseMs, clientId, mode, request.id];
+    const reply = await this.#runner.run(COMMANDS.fencedAcquire, 'acquire', keys.name, args, 'lock', request);
     return Array.isArray(reply) ? { token: Number(reply[0]) } : { ttlMs: Number(reply) };
   }
-  release(keys: LockKeys, owner: string, reExpireMs: number, requestId: string, publish: PublishCommand, recordMs: number): Promise<number> {
+  release(keys: LockKeys, owner: string, reExpireMs: number, request: CallRequest, publish: PublishCommand, recordMs: number): Promise<number> {
     // The wake channel and record prefixes are the lock key's (release-2.lua).
-    const args = [keys.lock, keys.waiters, owner, reExpireMs, requestId, publish, recordMs];
-    return this.#runner.runAs(COMMANDS.release, 'release', keys.name, args, Number);
+    const args = [keys.lock, keys.waiters, owner, reExpireMs, request.id, publish, recordMs];
+    return this.#runner.runAs(COMMANDS.release, 'release', keys.name, args, Number, request);
   }
-  /** Deletes the lock whoever holds it; true if there was one. Once per `requestId`. */
-  async forceUnlock(keys: LockKeys, publish: PublishCommand, requestId: string): Promise<boolean> {
-    const args = [keys.lock, keys.waiters, keys.wakePrefix, keys.records, publish, requestId];
-    return Number(await this.#runner.run(COMMANDS.forceUnlock, 'forceUnlock', keys.name, args)) === 1;
+  /** Deletes the lock whoever holds it; true if there was one. Once per `request`. */
+  async forceUnlock(keys: LockKeys, publish: PublishCommand, request: CallRequest): Promise<boolean> {
+    const args = [keys.lock, keys.waiters, keys.wakePrefix, keys.records, publish, request.id];
+    return Number(await this.#runner.run(COMMANDS.forceUnlock, 'forceUnlock', keys.name, args, 'lock', request)) === 1;
   }
   /** Leaves the waiter set and, if the lock is free, wakes the next client in line. */
   async passWake(target: WaitTarget, clientId: string, publish: PublishCommand): Promise<boolean> {

@@ -8,7 +8,7 @@
 -- ARGV[3] client id
 -- ARGV[4] waiter mode: '0' single attempt (no waiter bookkeeping); '1'-'4' waiting (with or
 --         without other local readers of this client, after a wake-up or not: waiter-set.lua)
--- ARGV[5] request id of this call (no '=' or ';'): a resend is applied once (call-log.lua)
+-- ARGV[5] request of this call (request-window.lua): a resend is applied once (call-log.lua)
 -- Returns nil when acquired or re-entered; otherwise the ms until the writer's lease ends,
 -- which bounds the caller's sleep.
 local now = server_ms()

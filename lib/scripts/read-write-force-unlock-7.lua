@@ -10,7 +10,7 @@
 -- ARGV[1] 'write': delete the lock if a writer holds it (with the writer's own read holds);
 --         'read': delete it if readers hold it and no writer does
 -- ARGV[2] publish command: 'publish', 'spublish' or 'publish-cluster' (wake-one.lua)
--- ARGV[3] request id of this call (unique per call, no '=' or ';')
+-- ARGV[3] request of this call ('<client id>:<seq>/<gap>', forced-once.lua)
 -- Returns 1 when the lock was deleted, 0 when it was not held in that mode.
 return force_once(KEYS[7], ARGV[3], function()
   rw_prune(KEYS[1], KEYS[2], server_ms())

@@ -1,6 +1,7 @@
 import type { ReadWriteKeys } from '../keys.js';
 import type { PublishCommand, WaiterMode } from './script-types.js';
 import type { ScriptRunner } from './script-runner.js';
+import type { CallRequest } from './request-window.js';
 import callLogLua from './call-log.lua';
 import endedHoldsLua from './ended-holds.lua';
 import forcedOnceLua from './forced-once.lua';
@@ -10,6 +11,7 @@ import readReleaseLua from './read-release-5.lua';
 import readWriteForceUnlockLua from './read-write-force-unlock-7.lua';
 import readWriteHoldsLua from './read-write-holds.lua';
 import readWriteStateLua from './read-write-state-2.lua';
+import requestWindowLua from './request-window.lua';
 import serverTimeLua from './server-time.lua';
 import waiterSetLua from './waiter-set.lua';
 import wakeAllLua from './wake-all.lua';
@@ -35,18 +37,18 @@ const rwPrelude = serverTimeLua + readWriteHoldsLua;
 const wake = noticeLua + wakeOneLua;
 
 const COMMANDS = {
-  readAcquire: { name: 'rlockReadAcquireV2', numberOfKeys: 3, lua: rwPrelude + waiterSetLua + callLogLua + readAcquireLua },
-  writeAcquire: { name: 'rlockWriteAcquireV2', numberOfKeys: 3, lua: rwPrelude + waiterSetLua + callLogLua + writeAcquireLua },
-  readRelease: { name: 'rlockReadReleaseV5', numberOfKeys: 5, lua: endedHoldsLua + rwPrelude + callLogLua + wake + readReleaseLua },
+  readAcquire: { name: 'rlockReadAcquireV3', numberOfKeys: 3, lua: rwPrelude + waiterSetLua + requestWindowLua + callLogLua + readAcquireLua },
+  writeAcquire: { name: 'rlockWriteAcquireV3', numberOfKeys: 3, lua: rwPrelude + waiterSetLua + requestWindowLua + callLogLua + writeAcquireLua },
+  readRelease: { name: 'rlockReadReleaseV6', numberOfKeys: 5, lua: requestWindowLua + endedHoldsLua + rwPrelude + callLogLua + wake + readReleaseLua },
   writeRelease: {
-    name: 'rlockWriteReleaseV5',
+    name: 'rlockWriteReleaseV6',
     numberOfKeys: 7,
-    lua: endedHoldsLua + rwPrelude + callLogLua + wake + wakeAllLua + writeReleaseLua,
+    lua: requestWindowLua + endedHoldsLua + rwPrelude + callLogLua + wake + wakeAllLua + writeReleaseLua,
   },
   readWriteForceUnlock: {
-    name: 'rlockReadWriteForceUnlockV3',
+    name: 'rlockReadWriteForceUnlockV4',
     numberOfKeys: 7,
-    lua: rwPrelude + wake + wakeAllLua + forcedOnceLua + readWriteForceUnlockLua,
+    lua: rwPrelude + wake + wakeAllLua + requestWindowLua + callLogLua + forcedOnceLua + readWriteForceUnlockLua,
   },
   readWriteState: { name: 'rlockReadWriteStateV1', numberOfKeys: 2, lua: serverTimeLua + readWriteStateLua },
 } as const;
@@ -60,32 +62,32 @@ export class ReadWriteLockScripts {
   }
 
   /** nil (null) when acquired or re-entered, else ms until the writer's lease ends. */
-  async readAcquire(keys: ReadWriteKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode, requestId: string): Promise<number | null> {
-    const args = [keys.lock, keys.readers, keys.read.waiters, owner, leaseMs, clientId, mode, requestId];
-    const reply = await this.#runner.run(COMMANDS.readAcquire, 'acquire', keys.name, args);
+  async readAcquire(keys: ReadWriteKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode, request: CallRequest): Promise<number | null> {
+    const args = [keys.lock, keys.readers, keys.read.waiters, owner, leaseMs, clientId, mode, request.id];
+    const reply = await this.#runner.run(COMMANDS.readAcquire, 'acquire', keys.name, args, 'lock', request);
     return reply === null ? null : Number(reply);
   }
   /** nil (null) when acquired or re-entered, ScriptStatus.UpgradeRefused, else the lock's PTTL (ms). */
-  async writeAcquire(keys: ReadWriteKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode, requestId: string): Promise<number | null> {
-    const args = [keys.lock, keys.readers, keys.write.waiters, owner, leaseMs, clientId, mode, requestId];
-    const reply = await this.#runner.run(COMMANDS.writeAcquire, 'acquire', keys.name, args);
+  async writeAcquire(keys: ReadWriteKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode, request: CallRequest): Promise<number | null> {
+    const args = [keys.lock, keys.readers, keys.write.waiters, owner, leaseMs, clientId, mode, request.id];
+    const reply = await this.#runner.run(COMMANDS.writeAcquire, 'acquire', keys.name, args, 'lock', request);
     return reply === null ? null : Number(reply);
   }
   /** The owner's remaining read hold count, or ScriptStatus.NotHeld (see {@link release}). */
-  async readRelease(keys: ReadWriteKeys, owner: string, reExpireMs: number, requestId: string, publish: PublishCommand, recordMs: number): Promise<number> {
+  async readRelease(keys: ReadWriteKeys, owner: string, reExpireMs: number, request: CallRequest, publish: PublishCommand, recordMs: number): Promise<number> {
     const { lock, readers, write, records } = keys;
-    const args = [lock, readers, write.waiters, write.wakePrefix, records, owner, reExpireMs, requestId, publish, recordMs];
-    return Number(await this.#runner.run(COMMANDS.readRelease, 'release', keys.name, args));
+    const args = [lock, readers, write.waiters, write.wakePrefix, records, owner, reExpireMs, request.id, publish, recordMs];
+    return Number(await this.#runner.run(COMMANDS.readRelease, 'release', keys.name, args, 'lock', request));
   }
   /** The owner's remaining write hold count, or ScriptStatus.NotHeld (see {@link release}). */
-  async writeRelease(keys: ReadWriteKeys, owner: string, reExpireMs: number, requestId: string, publish: PublishCommand, recordMs: number): Promise<number> {
-    const args = [...readWriteKeyList(keys), owner, reExpireMs, requestId, publish, recordMs];
-    return Number(await this.#runner.run(COMMANDS.writeRelease, 'release', keys.name, args));
+  async writeRelease(keys: ReadWriteKeys, owner: string, reExpireMs: number, request: CallRequest, publish: PublishCommand, recordMs: number): Promise<number> {
+    const args = [...readWriteKeyList(keys), owner, reExpireMs, request.id, publish, recordMs];
+    return Number(await this.#runner.run(COMMANDS.writeRelease, 'release', keys.name, args, 'lock', request));
   }
-  /** Deletes the lock if held in `mode`; true if it was. Once per `requestId`. */
-  async forceUnlock(keys: ReadWriteKeys, mode: 'read' | 'write', publish: PublishCommand, requestId: string): Promise<boolean> {
-    const args = [...readWriteKeyList(keys), mode, publish, requestId];
-    return Number(await this.#runner.run(COMMANDS.readWriteForceUnlock, 'forceUnlock', keys.name, args)) === 1;
+  /** Deletes the lock if held in `mode`; true if it was. Once per `request`. */
+  async forceUnlock(keys: ReadWriteKeys, mode: 'read' | 'write', publish: PublishCommand, request: CallRequest): Promise<boolean> {
+    const args = [...readWriteKeyList(keys), mode, publish, request.id];
+    return Number(await this.#runner.run(COMMANDS.readWriteForceUnlock, 'forceUnlock', keys.name, args, 'lock', request)) === 1;
   }
   async state(keys: ReadWriteKeys, owner: string): Promise<ReadWriteState> {
     const reply = (await this.#runner.run(COMMANDS.readWriteState, 'query', keys.name, [keys.lock, keys.readers, owner])) as unknown[];

@@ -7,7 +7,7 @@
 -- KEYS[2] waiter set
 -- ARGV[1] owner id
 -- ARGV[2] TTL the lock keeps at least when holds remain, ms ('0' leaves the TTL as it is)
--- ARGV[3] request id of this call (no '=' or ';')
+-- ARGV[3] request of this call (request-window.lua)
 -- ARGV[4] publish command: 'publish', 'spublish' or 'publish-cluster' (wake-one.lua)
 -- ARGV[5] how long the record of a final release answers a resend, ms
 -- Returns the owner's remaining hold count (0: released); -1 when the owner held nothing.

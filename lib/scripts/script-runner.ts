@@ -1,5 +1,8 @@
 import { toLockError, type LockOperation, type ObjectKind } from '../errors.js';
 import type { Arg, LuaScript, RedisPort } from '../redis/port.js';
+import type { CallRequest } from './request-window.js';
+
+const same = (reply: unknown): unknown => reply;
 
 /** One script: a versioned name, its key count (undefined: given per call), its Lua text. */
 export type ScriptCommand = LuaScript;
@@ -19,33 +22,50 @@ export class ScriptRunner {
     this.keyPrefix = port.keyPrefix;
   }
 
-  /** Runs a script; `operation`, `lockName` and its `kind` name what failed, if it fails. */
-  run(command: ScriptCommand, operation: LockOperation, lockName: string | undefined, args: Arg[], kind: ObjectKind = 'lock'): Promise<unknown> {
-    let reply: Promise<unknown>;
-    try {
-      reply = this.port.runScript(command, args);
-    } catch (error) {
-      return Promise.reject(toLockError(error, operation, lockName, kind));
-    }
-    return reply.catch((error: unknown) => {
-      throw toLockError(error, operation, lockName, kind);
-    });
+  /**
+   * Runs a script; `operation`, `lockName` and its `kind` name what failed, if it fails. A call
+   * that changes a lock passes its `request` (request-window.ts), told when it is sent and settled.
+   */
+  run(command: ScriptCommand, operation: LockOperation, lockName: string | undefined, args: Arg[], kind: ObjectKind = 'lock', request?: CallRequest): Promise<unknown> {
+    return this.runAs(command, operation, lockName, args, same, request, kind);
   }
 
   /**
    * As {@link run}, with the reply turned into `T` by `answer` in the same step (no promise in
    * between: the acquire and release of a lock run on every lock call).
    */
-  runAs<T>(command: ScriptCommand, operation: LockOperation, lockName: string | undefined, args: Arg[], answer: (reply: unknown) => T): Promise<T> {
+  runAs<T>(
+    command: ScriptCommand,
+    operation: LockOperation,
+    lockName: string | undefined,
+    args: Arg[],
+    answer: (reply: unknown) => T,
+    request?: CallRequest,
+    kind: ObjectKind = 'lock',
+  ): Promise<T> {
     let reply: Promise<unknown>;
     try {
+      request?.sending();
       reply = this.port.runScript(command, args);
     } catch (error) {
-      return Promise.reject(toLockError(error, operation, lockName, 'lock'));
+      request?.settled();
+      return Promise.reject(toLockError(error, operation, lockName, kind));
     }
-    return reply.then(answer, (error: unknown) => {
-      throw toLockError(error, operation, lockName, 'lock');
-    });
+    if (request === undefined) {
+      return reply.then(answer, (error: unknown) => {
+        throw toLockError(error, operation, lockName, kind);
+      });
+    }
+    return reply.then(
+      (value) => {
+        request.settled();
+        return answer(value);
+      },
+      (error: unknown) => {
+        request.settled();
+        throw toLockError(error, operation, lockName, kind);
+      },
+    );
   }
 
   /** Runs one plain command (routed by `key` on a Cluster), failures as for {@link run}. */

@@ -6,6 +6,9 @@ import latchWaitLua from './latch-wait-2.lua';
 import noticeLua from './notice.lua';
 import type { PublishCommand } from './script-types.js';
 import type { ScriptRunner } from './script-runner.js';
+import type { CallRequest } from './request-window.js';
+import callLogLua from './call-log.lua';
+import requestWindowLua from './request-window.lua';
 import semaphoreAcquireLua from './semaphore-acquire-8.lua';
 import semaphoreAvailableLua from './semaphore-available-1.lua';
 import semaphoreFairAcquireLua from './semaphore-fair-acquire-8.lua';
@@ -31,8 +34,8 @@ const COMMANDS = {
   semFairAcquire: { name: 'rlockSemFairAcquireV6', numberOfKeys: 8, lua: sem + semaphoreFairAcquireLua },
   semFairLeave: { name: 'rlockSemFairLeaveV6', numberOfKeys: 8, lua: sem + semaphoreFairLeaveLua },
   semAvailable: { name: 'rlockSemAvailableV3', numberOfKeys: 1, lua: sem + semaphoreAvailableLua },
-  latchTrySet: { name: 'rlockLatchTrySetV1', numberOfKeys: 2, lua: latchTrySetLua },
-  latchCountDown: { name: 'rlockLatchCountDownV2', numberOfKeys: 4, lua: noticeLua + wakeOneLua + wakeAllLua + latchCountDownLua },
+  latchTrySet: { name: 'rlockLatchTrySetV2', numberOfKeys: 2, lua: requestWindowLua + callLogLua + latchTrySetLua },
+  latchCountDown: { name: 'rlockLatchCountDownV3', numberOfKeys: 4, lua: noticeLua + wakeOneLua + wakeAllLua + requestWindowLua + callLogLua + latchCountDownLua },
   latchWait: { name: 'rlockLatchWaitV1', numberOfKeys: 2, lua: serverTimeLua + latchWaitLua },
 } as const;
 
@@ -163,15 +166,15 @@ export class SynchronizerScripts {
   }
 
   /** True when this call set the count. */
-  async latchTrySet(keys: LatchKeys, count: number, requestId: string): Promise<boolean> {
-    const args = [keys.latch, keys.records, count, requestId];
-    return Number(await this.#runner.run(COMMANDS.latchTrySet, 'acquire', keys.name, args, 'latch')) === 1;
+  async latchTrySet(keys: LatchKeys, count: number, request: CallRequest): Promise<boolean> {
+    const args = [keys.latch, keys.records, count, request.id];
+    return Number(await this.#runner.run(COMMANDS.latchTrySet, 'acquire', keys.name, args, 'latch', request)) === 1;
   }
 
   /** The count left. */
-  async latchCountDown(keys: LatchKeys, requestId: string, publish: PublishCommand): Promise<number> {
-    const args = [keys.latch, keys.waiters, keys.wakePrefix, keys.records, requestId, publish];
-    return Number(await this.#runner.run(COMMANDS.latchCountDown, 'release', keys.name, args, 'latch'));
+  async latchCountDown(keys: LatchKeys, request: CallRequest, publish: PublishCommand): Promise<number> {
+    const args = [keys.latch, keys.waiters, keys.wakePrefix, keys.records, request.id, publish];
+    return Number(await this.#runner.run(COMMANDS.latchCountDown, 'release', keys.name, args, 'latch', request));
   }
 
   /** The count left (0: open); registers `clientId` as waiting unless it is ''. */

@@ -10,7 +10,7 @@
 -- ARGV[4] waiter mode: '0' single attempt; '1' waiting, other local writers of this client wait
 --         too; '2' waiting, the client's only local writer; '3'/'4' the same after a wake-up
 --         (waiter-set.lua)
--- ARGV[5] request id of this call (no '=' or ';'): a resend is applied once (call-log.lua)
+-- ARGV[5] request of this call (request-window.lua): a resend is applied once (call-log.lua)
 -- Returns nil when acquired or re-entered; -3 when the owner holds read holds only (upgrade
 -- refused); otherwise the PTTL of the lock, i.e. the ms until its last current hold ends (-1:
 -- no TTL), which bounds the caller's sleep.
@@ -26,7 +26,7 @@ if writer[1] == ARGV[1] then
   redis.call('HSET', KEYS[1], 'writes', holds, log_field, log_call(writer[3], ARGV[5], holds))
   rw_extend_write(KEYS[1], ends)
 elseif not writer[1] and redis.call('ZCARD', KEYS[2]) == 0 then
-  redis.call('HSET', KEYS[1], 'writer', ARGV[1], 'writes', 1, 'wuntil', ends, log_field, ARGV[5] .. '=1;')
+  redis.call('HSET', KEYS[1], 'writer', ARGV[1], 'writes', 1, 'wuntil', ends, log_field, call_id(ARGV[5]) .. '=1;')
 else
   if not writer[1] and redis.call('HEXISTS', KEYS[1], 'r:' .. ARGV[1]) == 1 then return -3 end
   local wait = redis.call('PTTL', KEYS[1])

@@ -12,7 +12,7 @@
 -- KEYS[7] record prefix: answers of calls whose hold is gone (release-hold.lua)
 -- ARGV[1] owner id
 -- ARGV[2] lease to extend the write lease to when write holds remain, ms ('0': keep)
--- ARGV[3] request id of this call (no '=' or ';')
+-- ARGV[3] request of this call (request-window.lua)
 -- ARGV[4] publish command: 'publish', 'spublish' or 'publish-cluster' (wake-one.lua)
 -- ARGV[5] how long the record of a final release answers a resend, ms
 -- Returns the owner's remaining write hold count (0: released); -1 when it held none (also

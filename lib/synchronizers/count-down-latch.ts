@@ -1,6 +1,5 @@
 import type { LockCore } from '../core.js';
 import { InvalidArgumentError } from '../errors.js';
-import { newRequestId } from '../holding/request-id.js';
 import { SUBSCRIPTION_LINGER_MS } from '../options.js';
 import { latchKeys, SynchronizerScripts, type LatchKeys } from '../scripts/semaphore-scripts.js';
 import { checkLockName, checkOptions, checkSignal, checkWaitTime } from '../validate.js';
@@ -54,12 +53,12 @@ export class CountDownLatch implements RCountDownLatch {
       throw new InvalidArgumentError(`\`count\` must be a whole number ≥ 1, got ${String(count)}`, { lockName: this.name });
     }
     await this.#open();
-    return this.#scripts.latchTrySet(this.#keys, count, this.#requestId());
+    return this.#core.scripts.requests.send(this.#keys.latch, undefined, (request) => this.#scripts.latchTrySet(this.#keys, count, request));
   }
 
   async countDown(): Promise<number> {
     await this.#open();
-    return this.#scripts.latchCountDown(this.#keys, this.#requestId(), this.#core.publish);
+    return this.#core.scripts.requests.send(this.#keys.latch, undefined, (request) => this.#scripts.latchCountDown(this.#keys, request, this.#core.publish));
   }
 
   async getCount(): Promise<number> {
@@ -122,11 +121,6 @@ export class CountDownLatch implements RCountDownLatch {
           this.#scripts.latchLeave(keys, core.waiters.listenerId).catch((error: unknown) => core.events.emit('error', error));
         }),
     );
-  }
-
-  /** Unique across clients: the records of latch calls are shared by every client. */
-  #requestId(): string {
-    return `${this.#core.clientId}:${newRequestId()}`;
   }
 
   async #open(): Promise<void> {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { lockKeys, type LockKeys } from '../../lib/keys.js';
 import { LockScripts } from '../../lib/scripts/registry.js';
 import { sleep, useLockFixture } from '../helpers/fixtures.js';
-import { requestIds } from '../helpers/request-ids.js';
+import { fixedRequest, requestIds } from '../helpers/request-ids.js';
 
 // The fair lock's scripts called directly, without the client around them.
 describe('fair lock scripts', () => {
@@ -12,7 +12,7 @@ describe('fair lock scripts', () => {
   const rid = requestIds();
   const setup = () => {
     const redis = fx.redis();
-    return { redis, scripts: new LockScripts(redisPortOf(redis, 'redis')), keys: lockKeys(fx.prefix, 'f') };
+    return { redis, scripts: new LockScripts(redisPortOf(redis, 'redis'), 'spec'), keys: lockKeys(fx.prefix, 'f') };
   };
   /** Subscribes to the turn channels of `clients`; collects [client, message] per notice. */
   const listen = async (keys: LockKeys, clients: string[]): Promise<[string, string][]> => {
@@ -100,7 +100,7 @@ describe('fair lock scripts', () => {
     const heard = await listen(keys, ['a', 'b', 'c']);
     await scripts.fair.acquire(keys, 'h:1', 10_000, 'h|1', 5_000, rid());
     for (const client of ['a', 'b', 'c']) await scripts.fair.acquire(keys, `${client}:1`, 10_000, `${client}|1`, 5_000, rid());
-    expect(await scripts.fair.release(keys, 'h:1', 0, 'r1', 'publish', 10_000)).toBe(0);
+    expect(await scripts.fair.release(keys, 'h:1', 0, fixedRequest('r1'), 'publish', 10_000)).toBe(0);
     await sleep(50);
     expect(heard).toEqual([['a', 'a|1']]);
     // c leaves from behind: nobody else is told. Then a leaves without taking its turn: b is told.
@@ -125,10 +125,10 @@ describe('fair lock scripts', () => {
   it('release: one hold per request id, as for the non-fair lock', async () => {
     const { redis, scripts, keys } = setup();
     for (let i = 0; i < 2; i += 1) await scripts.fair.acquire(keys, 'o', 10_000, '', 5_000, rid());
-    expect(await scripts.fair.release(keys, 'o', 0, 'req-1', 'publish', 10_000)).toBe(1);
-    expect(await scripts.fair.release(keys, 'o', 0, 'req-1', 'publish', 10_000)).toBe(1);
-    expect(await scripts.fair.release(keys, 'o', 0, 'req-2', 'publish', 10_000)).toBe(0);
-    expect(await scripts.fair.release(keys, 'o', 0, 'req-3', 'publish', 10_000)).toBe(-1);
+    expect(await scripts.fair.release(keys, 'o', 0, fixedRequest('req-1'), 'publish', 10_000)).toBe(1);
+    expect(await scripts.fair.release(keys, 'o', 0, fixedRequest('req-1'), 'publish', 10_000)).toBe(1);
+    expect(await scripts.fair.release(keys, 'o', 0, fixedRequest('req-2'), 'publish', 10_000)).toBe(0);
+    expect(await scripts.fair.release(keys, 'o', 0, fixedRequest('req-3'), 'publish', 10_000)).toBe(-1);
     expect(await fx.keys(redis)).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { fencedLockKeys, readWriteKeys } from '../../lib/keys.js';
 import { LockScripts, WaiterMode } from '../../lib/scripts/registry.js';
 import { sleep, useLockFixture } from '../helpers/fixtures.js';
-import { requestIds } from '../helpers/request-ids.js';
+import { fixedRequest, requestIds } from '../helpers/request-ids.js';
 
 // The read-write and fenced scripts called directly, without the client around them.
 describe('read-write and fenced lock scripts', () => {
@@ -11,7 +11,7 @@ describe('read-write and fenced lock scripts', () => {
   const rid = requestIds();
   const setup = () => {
     const redis = fx.redis();
-    return { redis, scripts: new LockScripts(redisPortOf(redis, 'redis')), keys: readWriteKeys(fx.prefix, 'rw') };
+    return { redis, scripts: new LockScripts(redisPortOf(redis, 'redis'), 'spec'), keys: readWriteKeys(fx.prefix, 'rw') };
   };
 
   it('the lock lives as long as its longest hold; a reader whose lease ended is dropped', async () => {
@@ -25,7 +25,7 @@ describe('read-write and fenced lock scripts', () => {
     expect(await scripts.readWrite.readAcquire(keys, 'long', 5_000, 'c', WaiterMode.Single, rid())).toBeNull();
     expect(await redis.zrange(keys.readers, 0, -1)).toEqual(['long']);
     expect(await redis.hkeys(keys.lock)).toEqual(['r:long', 'log:r:long']);
-    expect(await scripts.readWrite.readRelease(keys, 'short', 0, 'x', 'publish', 10_000)).toBe(-1);
+    expect(await scripts.readWrite.readRelease(keys, 'short', 0, fixedRequest('x'), 'publish', 10_000)).toBe(-1);
   });
 
   it('a writer waits for readers; a reader-only owner is refused (-3); the writer may read', async () => {
@@ -34,7 +34,7 @@ describe('read-write and fenced lock scripts', () => {
     const wait = await scripts.readWrite.writeAcquire(keys, 'writer', 10_000, 'c', WaiterMode.Single, rid());
     expect(wait).toBeGreaterThan(9_000);
     expect(await scripts.readWrite.writeAcquire(keys, 'reader', 10_000, 'c', WaiterMode.Single, rid())).toBe(-3);
-    expect(await scripts.readWrite.readRelease(keys, 'reader', 0, 'r1', 'publish', 10_000)).toBe(0);
+    expect(await scripts.readWrite.readRelease(keys, 'reader', 0, fixedRequest('r1'), 'publish', 10_000)).toBe(0);
     expect(await fx.keys()).toEqual([]);
 
     expect(await scripts.readWrite.writeAcquire(keys, 'writer', 10_000, 'c', WaiterMode.Single, rid())).toBeNull();
@@ -42,7 +42,7 @@ describe('read-write and fenced lock scripts', () => {
     const blocked = await scripts.readWrite.readAcquire(keys, 'other', 10_000, 'c', WaiterMode.Single, rid());
     expect(blocked).toBeGreaterThan(9_000);
     expect(await scripts.readWrite.state(keys, 'writer')).toMatchObject({ ownWrites: 1, ownReads: 1, readers: 1 });
-    expect(await scripts.readWrite.writeRelease(keys, 'writer', 0, 'w1', 'publish', 10_000)).toBe(0);
+    expect(await scripts.readWrite.writeRelease(keys, 'writer', 0, fixedRequest('w1'), 'publish', 10_000)).toBe(0);
     expect(await scripts.readWrite.readAcquire(keys, 'other', 10_000, 'c', WaiterMode.Single, rid())).toBeNull();
     expect(await scripts.readWrite.state(keys, 'other')).toMatchObject({ writeLeftMs: -2, ownReads: 1, readers: 2 });
   });
@@ -50,15 +50,15 @@ describe('read-write and fenced lock scripts', () => {
   it('releases are idempotent per request id, and the log goes with the last hold', async () => {
     const { redis, scripts, keys } = setup();
     for (let i = 0; i < 3; i += 1) await scripts.readWrite.readAcquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid());
-    expect(await scripts.readWrite.readRelease(keys, 'o', 0, 'a', 'publish', 10_000)).toBe(2);
-    expect(await scripts.readWrite.readRelease(keys, 'o', 0, 'a', 'publish', 10_000)).toBe(2);
-    expect(await scripts.readWrite.readRelease(keys, 'o', 0, 'b', 'publish', 10_000)).toBe(1);
-    expect(await scripts.readWrite.readRelease(keys, 'o', 0, 'c', 'publish', 10_000)).toBe(0);
+    expect(await scripts.readWrite.readRelease(keys, 'o', 0, fixedRequest('a'), 'publish', 10_000)).toBe(2);
+    expect(await scripts.readWrite.readRelease(keys, 'o', 0, fixedRequest('a'), 'publish', 10_000)).toBe(2);
+    expect(await scripts.readWrite.readRelease(keys, 'o', 0, fixedRequest('b'), 'publish', 10_000)).toBe(1);
+    expect(await scripts.readWrite.readRelease(keys, 'o', 0, fixedRequest('c'), 'publish', 10_000)).toBe(0);
     for (let i = 0; i < 2; i += 1) await scripts.readWrite.writeAcquire(keys, 'w', 10_000, 'c', WaiterMode.Single, rid());
-    expect(await scripts.readWrite.writeRelease(keys, 'w', 0, 'd', 'publish', 10_000)).toBe(1);
-    expect(await scripts.readWrite.writeRelease(keys, 'w', 0, 'd', 'publish', 10_000)).toBe(1);
+    expect(await scripts.readWrite.writeRelease(keys, 'w', 0, fixedRequest('d'), 'publish', 10_000)).toBe(1);
+    expect(await scripts.readWrite.writeRelease(keys, 'w', 0, fixedRequest('d'), 'publish', 10_000)).toBe(1);
     expect((await redis.hkeys(keys.lock)).sort()).toEqual(['log:w:w', 'writer', 'writes', 'wuntil']);
-    expect(await scripts.readWrite.writeRelease(keys, 'w', 0, 'e', 'publish', 10_000)).toBe(0);
+    expect(await scripts.readWrite.writeRelease(keys, 'w', 0, fixedRequest('e'), 'publish', 10_000)).toBe(0);
     expect(await fx.keys()).toEqual([]);
   });
 
@@ -85,7 +85,7 @@ describe('read-write and fenced lock scripts', () => {
     await scripts.readWrite.writeAcquire(keys, 'w', 10_000, 'c', WaiterMode.Single, rid());
     for (const id of ['r1', 'r2']) await scripts.readWrite.readAcquire(keys, `${id}:1`, 10_000, id, WaiterMode.Alone, rid());
     for (const id of ['w1', 'w2']) await scripts.readWrite.writeAcquire(keys, `${id}:1`, 10_000, id, WaiterMode.Alone, rid());
-    expect(await scripts.readWrite.writeRelease(keys, 'w', 0, 'x', 'publish', 10_000)).toBe(0);
+    expect(await scripts.readWrite.writeRelease(keys, 'w', 0, fixedRequest('x'), 'publish', 10_000)).toBe(0);
     await sleep(50);
     expect(woken.sort()).toEqual(['read-wake:r1', 'read-wake:r2']);
     expect(await redis.exists(keys.read.waiters)).toBe(0);
@@ -101,7 +101,7 @@ describe('read-write and fenced lock scripts', () => {
 
   it('fenced acquire: tokens from a counter that outlives the lock; a re-entry keeps the token', async () => {
     const redis = fx.redis();
-    const scripts = new LockScripts(redisPortOf(redis, 'redis'));
+    const scripts = new LockScripts(redisPortOf(redis, 'redis'), 'spec');
     const keys = fencedLockKeys(fx.prefix, 'f');
     expect(await scripts.lock.fencedAcquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid())).toEqual({ token: 1 });
     expect(await scripts.lock.fencedAcquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid())).toEqual({ token: 1 });

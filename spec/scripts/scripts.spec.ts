@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { exclusiveWait, lockKeys } from '../../lib/keys.js';
 import { LockScripts, WaiterMode } from '../../lib/scripts/registry.js';
 import { useLockFixture } from '../helpers/fixtures.js';
-import { requestIds } from '../helpers/request-ids.js';
+import { fixedRequest, requestIds } from '../helpers/request-ids.js';
+import type { CallRequest } from '../../lib/scripts/registry.js';
 
 // The scripts called directly, without the client around them.
 describe('Lua scripts', () => {
@@ -11,7 +12,7 @@ describe('Lua scripts', () => {
   const rid = requestIds();
   const setup = () => {
     const redis = fx.redis();
-    return { redis, scripts: new LockScripts(redisPortOf(redis, 'redis')), keys: lockKeys(fx.prefix, 'k') };
+    return { redis, scripts: new LockScripts(redisPortOf(redis, 'redis'), 'spec'), keys: lockKeys(fx.prefix, 'k') };
   };
 
   it('acquire: nil when acquired or re-entered, the holder PTTL otherwise', async () => {
@@ -52,38 +53,61 @@ describe('Lua scripts', () => {
   it('release: decrements once per request id, however often the call is resent', async () => {
     const { redis, scripts, keys } = setup();
     for (let i = 0; i < 3; i += 1) await scripts.lock.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid());
-    expect(await scripts.lock.release(keys, 'o', 0, 'req-1', 'publish', 10_000)).toBe(2);
-    expect(await scripts.lock.release(keys, 'o', 0, 'req-1', 'publish', 10_000)).toBe(2);
-    expect(await scripts.lock.release(keys, 'o', 0, 'req-2', 'publish', 10_000)).toBe(1);
-    expect(await scripts.lock.release(keys, 'o', 0, 'req-1', 'publish', 10_000)).toBe(2);
-    expect(await scripts.lock.release(keys, 'o', 0, 'req-2', 'publish', 10_000)).toBe(1);
+    expect(await scripts.lock.release(keys, 'o', 0, fixedRequest('req-1'), 'publish', 10_000)).toBe(2);
+    expect(await scripts.lock.release(keys, 'o', 0, fixedRequest('req-1'), 'publish', 10_000)).toBe(2);
+    expect(await scripts.lock.release(keys, 'o', 0, fixedRequest('req-2'), 'publish', 10_000)).toBe(1);
+    expect(await scripts.lock.release(keys, 'o', 0, fixedRequest('req-1'), 'publish', 10_000)).toBe(2);
+    expect(await scripts.lock.release(keys, 'o', 0, fixedRequest('req-2'), 'publish', 10_000)).toBe(1);
     expect(await redis.hget(keys.lock, 'o')).toBe('1');
-    expect(await scripts.lock.release(keys, 'o', 0, 'req-3', 'publish', 10_000)).toBe(0);
+    expect(await scripts.lock.release(keys, 'o', 0, fixedRequest('req-3'), 'publish', 10_000)).toBe(0);
     // The log lived in the hash: nothing is left once the lock is free.
     expect(await fx.keys(redis)).toEqual([]);
-    expect(await scripts.lock.release(keys, 'o', 0, 'req-4', 'publish', 10_000)).toBe(-1);
+    expect(await scripts.lock.release(keys, 'o', 0, fixedRequest('req-4'), 'publish', 10_000)).toBe(-1);
   });
 
-  it('release: the release log stays short under endless nested lock/unlock', async () => {
+  it('release: the log forgets the calls its client saw answered, however many there were', async () => {
     const { redis, scripts, keys } = setup();
-    await scripts.lock.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid());
+    // One call at a time, numbered as a client's request window numbers them (gap 0).
+    let seq = 0;
+    const next = () => fixedRequest(`${(seq += 1).toString(36)}/0`);
+    await scripts.lock.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single, next());
+    let last = next();
     for (let i = 0; i < 200; i += 1) {
-      await scripts.lock.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single, rid());
-      expect(await scripts.lock.release(keys, 'o', 0, `request-${i}`, 'publish', 10_000)).toBe(1);
+      await scripts.lock.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single, next());
+      last = next();
+      expect(await scripts.lock.release(keys, 'o', 0, last, 'publish', 10_000)).toBe(1);
     }
-    expect((await redis.hget(keys.lock, 'log:o'))!.length).toBeLessThanOrEqual(600);
-    // The latest calls are still answered from the log.
-    expect(await scripts.lock.release(keys, 'o', 0, 'request-199', 'publish', 10_000)).toBe(1);
+    // Pruned once past 256 characters (call-log.lua).
+    expect((await redis.hget(keys.lock, 'log:o'))!.length).toBeLessThanOrEqual(256 + 8);
+    // The latest call is still answered from the log.
+    expect(await scripts.lock.release(keys, 'o', 0, last, 'publish', 10_000)).toBe(1);
+  });
+
+  it('release: the log keeps every call from the oldest in use on, and the calls of other clients', async () => {
+    const { redis, scripts, keys } = setup();
+    const call = (seq: number, oldest: number, tag = ''): CallRequest => fixedRequest(`${tag}${seq.toString(36)}/${(seq - oldest).toString(36)}`);
+    await scripts.lock.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single, call(1, 1));
+    // 100 re-entries made while call 1 was in use: none may be forgotten, and each resend is answered.
+    for (let seq = 2; seq <= 101; seq += 1) await scripts.lock.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single, call(seq, 1));
+    for (let seq = 1; seq <= 101; seq += 1) await scripts.lock.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single, call(seq, 1));
+    expect(await redis.hget(keys.lock, 'o')).toBe('101');
+    // A call of another client (an adopter's: its client id as a tag), then one of this client with
+    // none older in use: this client's answered calls go, the other client's call stays.
+    expect(await scripts.lock.release(keys, 'o', 0, call(1, 1, 'x:'), 'publish', 10_000)).toBe(100);
+    await scripts.lock.acquire(keys, 'o', 10_000, 'c', WaiterMode.Single, call(102, 102));
+    expect(await redis.hget(keys.lock, 'log:o')).toBe('x:1=100;2u=101;');
+    expect(await scripts.lock.release(keys, 'o', 0, call(1, 1, 'x:'), 'publish', 10_000)).toBe(100);
+    expect(await redis.hget(keys.lock, 'o')).toBe('101');
   });
 
   it('release: re-expires remaining holds only when asked to', async () => {
     const { redis, scripts, keys } = setup();
     await scripts.lock.acquire(keys, 'o', 5_000, 'c', WaiterMode.Single, rid());
     await scripts.lock.acquire(keys, 'o', 5_000, 'c', WaiterMode.Single, rid());
-    await scripts.lock.release(keys, 'o', 0, 'a', 'publish', 10_000);
+    await scripts.lock.release(keys, 'o', 0, fixedRequest('a'), 'publish', 10_000);
     expect(await redis.pttl(keys.lock)).toBeLessThanOrEqual(5_000);
     await scripts.lock.acquire(keys, 'o', 5_000, 'c', WaiterMode.Single, rid());
-    await scripts.lock.release(keys, 'o', 30_000, 'b', 'publish', 10_000);
+    await scripts.lock.release(keys, 'o', 30_000, fixedRequest('b'), 'publish', 10_000);
     expect(await redis.pttl(keys.lock)).toBeGreaterThan(29_000);
   });
 
@@ -91,23 +115,23 @@ describe('Lua scripts', () => {
     const { redis, scripts, keys } = setup();
     // Two owners of client c, one after the other (the second re-entered), then every release resent.
     await scripts.lock.acquire(keys, 'c:1', 10_000, 'c', WaiterMode.Single, rid());
-    expect(await scripts.lock.release(keys, 'c:1', 0, 'r1', 'publish', 20_000)).toBe(0);
+    expect(await scripts.lock.release(keys, 'c:1', 0, fixedRequest('r1'), 'publish', 20_000)).toBe(0);
     await scripts.lock.acquire(keys, 'c:2', 10_000, 'c', WaiterMode.Single, rid());
     await scripts.lock.acquire(keys, 'c:2', 10_000, 'c', WaiterMode.Single, rid());
-    expect(await scripts.lock.release(keys, 'c:2', 0, 'r2', 'publish', 1_000)).toBe(1);
-    expect(await scripts.lock.release(keys, 'c:2', 0, 'r3', 'publish', 1_000)).toBe(0);
-    expect(await scripts.lock.release(keys, 'c:1', 0, 'r1', 'publish', 20_000)).toBe(0);
-    expect(await scripts.lock.release(keys, 'c:2', 0, 'r2', 'publish', 1_000)).toBe(1);
-    expect(await scripts.lock.release(keys, 'c:2', 0, 'r3', 'publish', 1_000)).toBe(0);
+    expect(await scripts.lock.release(keys, 'c:2', 0, fixedRequest('r2'), 'publish', 1_000)).toBe(1);
+    expect(await scripts.lock.release(keys, 'c:2', 0, fixedRequest('r3'), 'publish', 1_000)).toBe(0);
+    expect(await scripts.lock.release(keys, 'c:1', 0, fixedRequest('r1'), 'publish', 20_000)).toBe(0);
+    expect(await scripts.lock.release(keys, 'c:2', 0, fixedRequest('r2'), 'publish', 1_000)).toBe(1);
+    expect(await scripts.lock.release(keys, 'c:2', 0, fixedRequest('r3'), 'publish', 1_000)).toBe(0);
     // A release never sent before finds nothing held.
-    expect(await scripts.lock.release(keys, 'c:2', 0, 'r4', 'publish', 1_000)).toBe(-1);
+    expect(await scripts.lock.release(keys, 'c:2', 0, fixedRequest('r4'), 'publish', 1_000)).toBe(-1);
     expect(await redis.keys(`${keys.records}*`)).toEqual([`${keys.records}r:c`]);
     // The later release's shorter record time did not cut the earlier one's.
     expect(await redis.pttl(`${keys.records}r:c`)).toBeGreaterThan(15_000);
     // Another client's final release has a record of its own; c's answers do not stand for it.
     await scripts.lock.acquire(keys, 'd:1', 10_000, 'd', WaiterMode.Single, rid());
-    expect(await scripts.lock.release(keys, 'd:7', 0, 'r1', 'publish', 1_000)).toBe(-1);
-    expect(await scripts.lock.release(keys, 'd:1', 0, 'r1', 'publish', 1_000)).toBe(0);
+    expect(await scripts.lock.release(keys, 'd:7', 0, fixedRequest('r1'), 'publish', 1_000)).toBe(-1);
+    expect(await scripts.lock.release(keys, 'd:1', 0, fixedRequest('r1'), 'publish', 1_000)).toBe(0);
     expect((await redis.keys(`${keys.records}*`)).sort()).toEqual([`${keys.records}r:c`, `${keys.records}r:d`]);
   });
 
@@ -120,7 +144,7 @@ describe('Lua scripts', () => {
     await redis.zadd(keys.waiters, 1, 'c1', 2, 'gone', 3, 'c2');
 
     await scripts.lock.acquire(keys, 'h', 10_000, 'h', WaiterMode.Single, rid());
-    expect(await scripts.lock.release(keys, 'h', 0, 'r1', 'publish', 10_000)).toBe(0);
+    expect(await scripts.lock.release(keys, 'h', 0, fixedRequest('r1'), 'publish', 10_000)).toBe(0);
     await scripts.lock.acquire(keys, 'h', 10_000, 'h', WaiterMode.Single, rid());
     expect(await scripts.lock.forceUnlock(keys, 'publish', rid())).toBe(true);
     expect(await scripts.lock.forceUnlock(keys, 'publish', rid())).toBe(false);

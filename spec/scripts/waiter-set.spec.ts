@@ -12,7 +12,7 @@ describe('waiter set', () => {
 
   it('a woken client that lost the race goes back to the front, others to the end', async () => {
     const redis = fx.redis();
-    const scripts = new LockScripts(redisPortOf(redis, 'redis'));
+    const scripts = new LockScripts(redisPortOf(redis, 'redis'), 'spec');
     const keys = lockKeys(fx.prefix, 'k');
     await scripts.lock.acquire(keys, 'holder', 10_000, 'h', WaiterMode.Single, rid());
     await scripts.lock.acquire(keys, 'a:1', 10_000, 'a', WaiterMode.Alone, rid());

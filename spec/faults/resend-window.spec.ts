@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import { LockClient, type Lease, type LockLostInfo, type RLock } from '../../lib/index.js';
+import { ping } from '../helpers/clients.js';
+import { useFaultRig } from '../helpers/fault-rig.js';
+
+// Many calls of one client on one lock in flight at once, across a reset that makes the client
+// resend them: each is applied once, however many there are. The proxy lets Redis run the calls,
+// swallows SWALLOWED replies and resets the socket; every call still unanswered is resent.
+// (A client keeps at most 64 calls on one lock unanswered, so the proxy waits for fewer.)
+const SWALLOWED = 50;
+
+/** What a log or record may hold: 2 × 64 - 1 entries of at most 12 characters, or 256 before it is pruned. */
+const LOG_BOUND = 256 + 127 * 12;
+
+type Kind = 'lock' | 'fenced' | 'fair' | 'read' | 'write';
+const KINDS: Kind[] = ['lock', 'fenced', 'fair', 'read', 'write'];
+
+function lockOf(client: LockClient, kind: Kind, name: string): RLock {
+  if (kind === 'fenced') return client.getFencedLock(name);
+  if (kind === 'fair') return client.getFairLock(name);
+  if (kind === 'read') return client.getReadWriteLock(name).readLock();
+  if (kind === 'write') return client.getReadWriteLock(name).writeLock();
+  return client.getLock(name);
+}
+
+/** A lock another owner cannot take while `kind` is held: the write side for a read hold. */
+function rivalOf(client: LockClient, kind: Kind, name: string): RLock {
+  return lockOf(client, kind === 'read' ? 'write' : kind, name);
+}
+
+/** The hash field of an owner's call log. */
+function logField(kind: Kind, owner: string): string {
+  if (kind === 'read') return `log:r:${owner}`;
+  if (kind === 'write') return `log:w:${owner}`;
+  return `log:${owner}`;
+}
+
+describe('resend window: calls in flight at once are each applied once', () => {
+  const rig = useFaultRig();
+
+  /** A client whose command connection crosses the proxy; `lost` events are collected. */
+  const proxied = async (): Promise<{ client: LockClient; lost: LockLostInfo[] }> => {
+    const redis = rig.lockConnect('proxy');
+    await ping(redis);
+    const client = rig.client(redis);
+    const lost: LockLostInfo[] = [];
+    client.on('lost', (info) => lost.push(info));
+    return { client, lost };
+  };
+  const direct = (): LockClient => rig.client(rig.lockConnect('direct'));
+
+  describe('one owner: 1000 holds, 900 released at once across a reset, 100 still held', () => {
+    for (const kind of KINDS) {
+      it(kind, async () => {
+        const { client, lost } = await proxied();
+        const lock = lockOf(client, kind, 'two');
+        const rival = rivalOf(direct(), kind, 'two');
+        await client.runInContext(async () => {
+          const leases: Lease[] = await Promise.all(Array.from({ length: 1000 }, () => lock.acquire({ leaseTime: 20_000 })));
+          expect(await lock.getHoldCount()).toBe(1000);
+          rig.proxy.swallowReplies(SWALLOWED);
+          const released = await Promise.allSettled(leases.slice(0, 900).map((lease) => lease.release()));
+          expect(released.filter((result) => result.status === 'rejected')).toEqual([]);
+
+          const kept = leases.slice(900);
+          expect(await lock.getHoldCount()).toBe(100);
+          expect(kept.filter((lease) => lease.signal.aborted)).toEqual([]);
+          expect(lost).toEqual([]);
+          expect(await rival.tryLock(0, 5_000)).toBe(false);
+          expect(await rig.admin.hstrlen(rig.key('two'), logField(kind, leases[0]!.owner))).toBeLessThanOrEqual(LOG_BOUND);
+
+          await Promise.all(kept.map((lease) => lease.release()));
+        });
+        expect(lost).toEqual([]);
+        expect(await rival.tryLock(0, 5_000)).toBe(true);
+      });
+    }
+  });
+
+  describe('one hold, then 1000 re-entries at once across a reset: counted once each, free after the last release', () => {
+    for (const kind of KINDS) {
+      it(kind, async () => {
+        const { client, lost } = await proxied();
+        const lock = lockOf(client, kind, 'reenter');
+        const rival = rivalOf(direct(), kind, 'reenter');
+        await client.runInContext(async () => {
+          const first = await lock.acquire({ leaseTime: 20_000 });
+          rig.proxy.swallowReplies(SWALLOWED);
+          await Promise.all(Array.from({ length: 1000 }, () => lock.lock(20_000)));
+          expect(await lock.getHoldCount()).toBe(1001);
+          expect(await rig.admin.hstrlen(rig.key('reenter'), logField(kind, first.owner))).toBeLessThanOrEqual(LOG_BOUND);
+          await Promise.all(Array.from({ length: 1000 }, () => lock.unlock()));
+          expect(await rival.tryLock(0, 5_000)).toBe(false);
+          await first.release();
+        });
+        expect(lost).toEqual([]);
+        expect(await rival.tryLock(0, 5_000)).toBe(true);
+      });
+    }
+  });
+
+  describe('400 owners of one client release at once across a reset: every release resolves', () => {
+    for (const kind of ['read', 'semaphore'] as const) {
+      it(kind, async () => {
+        const { client } = await proxied();
+        let release: (() => Promise<void>)[];
+        if (kind === 'read') {
+          // Each reader in a context of its own: 400 owners of one client.
+          const lock = client.getReadWriteLock('many').readLock();
+          const leases = await Promise.all(Array.from({ length: 400 }, () => client.runInContext(() => lock.acquire({ leaseTime: 20_000 }))));
+          release = leases.map((lease) => () => lease.release());
+        } else {
+          const semaphore = client.getSemaphore('many', { permits: 1000 });
+          rig.proxy.swallowReplies(SWALLOWED);
+          const permits = await Promise.all(Array.from({ length: 400 }, () => semaphore.acquire({ leaseTime: 20_000 })));
+          expect(await semaphore.availablePermits()).toBe(600);
+          release = permits.map((permit) => () => permit.release());
+        }
+        rig.proxy.swallowReplies(SWALLOWED);
+        const results = await Promise.allSettled(release.map((f) => f()));
+        expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
+        if (kind === 'read') {
+          expect(await direct().getReadWriteLock('many').writeLock().tryLock(0, 5_000)).toBe(true);
+          const record = `${rig.key('many')}:rec:r:r:${client.id}`;
+          expect(await rig.admin.strlen(record)).toBeLessThanOrEqual(LOG_BOUND);
+        } else {
+          expect(await direct().getSemaphore('many', { permits: 1000 }).availablePermits()).toBe(1000);
+        }
+      });
+    }
+  });
+});
