@@ -129,4 +129,83 @@ describe('resend window: calls in flight at once are each applied once', () => {
       });
     }
   });
+
+  it('latch: 900 count-downs at once across a reset count 900; the answers go to one record of the client', async () => {
+    const { client } = await proxied();
+    const latch = client.getCountDownLatch('latch');
+    expect(await latch.trySetCount(1000)).toBe(true);
+    rig.proxy.swallowReplies(SWALLOWED);
+    const left = await Promise.all(Array.from({ length: 900 }, () => latch.countDown()));
+    expect(Math.min(...left)).toBe(100);
+    expect(await latch.getCount()).toBe(100);
+    expect(await rig.admin.keys(`${rig.key('latch')}:rec:*`)).toEqual([`${rig.key('latch')}:rec:l:${client.id}`]);
+    expect(await rig.admin.strlen(`${rig.key('latch')}:rec:l:${client.id}`)).toBeLessThanOrEqual(LOG_BOUND);
+  });
+
+  it('forceUnlock: 200 calls at once across a reset, one deletes; their answers go to one record of the client', async () => {
+    const holder = direct().getLock('force');
+    await holder.lock(30_000);
+    const { client } = await proxied();
+    const lock = client.getLock('force');
+    rig.proxy.swallowReplies(SWALLOWED);
+    const forced = await Promise.all(Array.from({ length: 200 }, () => lock.forceUnlock()));
+    expect(forced.filter(Boolean)).toHaveLength(1);
+    expect(await rig.admin.keys(`${rig.key('force')}:rec:*`)).toEqual([`${rig.key('force')}:rec:f:${client.id}`]);
+    expect(await rig.admin.strlen(`${rig.key('force')}:rec:f:${client.id}`)).toBeLessThanOrEqual(LOG_BOUND);
+  });
+
+  it('election: 40 campaigns of one client at once across resets, each leads once, proclaims and resigns', async () => {
+    const { client, lost } = await proxied();
+    const election = client.getElection('vote');
+    const key = `${rig.key('vote')}:election`;
+    let round = 0;
+    // The first attempts of all 40 go out at once: the first 20 are resent.
+    rig.proxy.swallowReplies(20);
+    const epochs = await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => {
+        const leadership = await election.campaign({ value: `c${i}` });
+        round += 1;
+        // A reset in every fourth leadership: its first proclaim is resent.
+        if (round % 4 === 0) rig.proxy.swallowReplies(1);
+        for (let j = 1; j <= 5; j += 1) await leadership.proclaim(`c${i}.${j}`);
+        expect(await rig.admin.hget(key, 'rev')).toBe('5');
+        await leadership.resign();
+        return leadership.epoch;
+      }),
+    );
+    expect(new Set(epochs).size).toBe(40);
+    expect(await rig.admin.get(`${key}:epoch`)).toBe('40');
+    expect(await election.leader()).toBeNull();
+    expect(lost).toEqual([]);
+    expect(await rig.admin.strlen(`${key}:rec:r:${client.id}`)).toBeLessThanOrEqual(LOG_BOUND);
+  });
+
+  it('a log and a record stay bounded round after round of many calls at once', async () => {
+    const client = rig.client(rig.lockConnect('direct'));
+    const rw = client.getReadWriteLock('rounds');
+    const record = `${rig.key('rounds')}:rec:r:r:${client.id}`;
+    for (let round = 0; round < 5; round += 1) {
+      // 300 readers of one client take and release at once: their final releases share one record.
+      await Promise.all(
+        Array.from({ length: 300 }, () =>
+          client.runInContext(async () => {
+            await rw.readLock().lock(10_000);
+            await rw.readLock().unlock();
+          }),
+        ),
+      );
+      expect(await rig.admin.strlen(record)).toBeLessThanOrEqual(LOG_BOUND);
+      // One writer re-enters 300 times at once, then releases as often: one owner's log.
+      await client.runInContext(async () => {
+        const write = rw.writeLock();
+        await write.lock(10_000);
+        await Promise.all(Array.from({ length: 300 }, () => write.lock(10_000)));
+        const field = `log:w:${(await write.acquire({ leaseTime: 10_000 })).owner}`;
+        expect(await rig.admin.hstrlen(rig.key('rounds'), field)).toBeLessThanOrEqual(LOG_BOUND);
+        await Promise.all(Array.from({ length: 302 }, () => write.unlock()));
+      });
+      expect(await rw.writeLock().isLocked()).toBe(false);
+      expect(await rw.readLock().isLocked()).toBe(false);
+    }
+  });
 });
