@@ -99,6 +99,29 @@ describe('resend window: calls in flight at once are each applied once', () => {
     }
   });
 
+  describe('a final release and new holds of the same owner in flight at once, all resent', () => {
+    for (const kind of KINDS) {
+      it(kind, async () => {
+        const { client, lost } = await proxied();
+        const lock = lockOf(client, kind, 'again');
+        const rival = rivalOf(direct(), kind, 'again');
+        await client.runInContext(async () => {
+          await lock.lock(20_000);
+          // The final release's reply is lost; the owner's new holds wait for its answer (a resend
+          // after a fresh hold would find no entry in the new log), so they come after the resend.
+          rig.proxy.swallowReplies(1);
+          await Promise.all([lock.unlock(), lock.lock(20_000), lock.lock(20_000)]);
+          expect(await lock.getHoldCount()).toBe(2);
+          await lock.unlock();
+          expect(await rival.tryLock(0, 5_000)).toBe(false);
+          await lock.unlock();
+        });
+        expect(lost).toEqual([]);
+        expect(await rival.tryLock(0, 5_000)).toBe(true);
+      });
+    }
+  });
+
   describe('400 owners of one client release at once across a reset: every release resolves', () => {
     for (const kind of ['read', 'semaphore'] as const) {
       it(kind, async () => {

@@ -18,6 +18,7 @@ import { electionOperation, observeElections, type ElectionWorker } from './elec
 import { now, type HoldMode, type ParentMessage, type WorkerConfig, type WorkerEvent } from './events.js';
 import { Prng, TIMING } from './schedule.js';
 import { moveHold, reportLoss } from './hand-off.js';
+import { drawBurst, reenterAtOnce } from './burst.js';
 
 const config = JSON.parse(process.argv[2] ?? '') as WorkerConfig;
 const send = (event: WorkerEvent): void => {
@@ -228,6 +229,8 @@ async function operation(client: WorkerClient, kind: Kind, rng: Prng): Promise<v
   const nestAt = rng.int(0, holdFor);
   const nestLease = drawLease(rng);
   const nestFor = rng.int(0, 300);
+  // Some re-entries of the single-key kinds come as a burst: many calls of one owner at once.
+  const burst = nest && ['lock', 'fair', 'fenced', 'rw'].includes(t.kind) && rng.chance(0.15) ? drawBurst(rng) : undefined;
   // A watchdog hold capped by maxHoldTime; a hold handed to another client (a RedLock's: to a
   // RedLock over that client's masters).
   const maxHoldTime = leaseTime === undefined && rng.chance(0.2) ? rng.int(300, 3_000) : undefined;
@@ -250,7 +253,10 @@ async function operation(client: WorkerClient, kind: Kind, rng: Prng): Promise<v
     } else if (nest) {
       await sleep(nestAt);
       const nested = t.nested();
-      const inner = await acquire(rng, op, t, nested.lock, nested.mode, outer.lease.owner, rng.int(0, 300), nestLease);
+      const owner = outer.lease.owner;
+      const reenter = (): Promise<Acquired | undefined> => acquire(rng, op, t, nested.lock, nested.mode, owner, rng.int(0, 300), nestLease);
+      const inner = burst ? undefined : await reenter();
+      if (burst) await reenterAtOnce(burst, reenter, release, sleep);
       if (inner) {
         await sleep(nestFor);
         write(t, inner);
