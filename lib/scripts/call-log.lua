@@ -28,3 +28,12 @@ end
 local function extend_ttl(key, ms)
   if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
 end
+
+-- client_request(request): for a record of the caller's client (forceUnlock's, a latch's), keyed
+-- by the client id its request carries: that id, and the request without it. An argument with no
+-- client id ('<call id>' alone) is its own record.
+local function client_request(request)
+  local client, own = string.match(request, '^([^:]*):(.*)$')
+  if not client then return request, request end
+  return client, own
+end

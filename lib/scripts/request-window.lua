@@ -24,12 +24,3 @@ local function forget_answered(log, request)
     if entry_tag == tag and tonumber(entry_seq, 36) < oldest then return '' end
   end))
 end
-
--- client_request(request): for a record of the caller's client (forceUnlock's, a latch's), keyed
--- by the client id its request carries: that id, and the request without it. An argument with no
--- client id ('<call id>' alone) is its own record.
-local function client_request(request)
-  local client, own = string.match(request, '^([^:]*):(.*)$')
-  if not client then return request, request end
-  return client, own
-end

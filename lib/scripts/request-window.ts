@@ -109,16 +109,16 @@ export class RequestWindow {
    */
   send<T>(key: string, owner: string | undefined, send: (request: CallRequest) => Promise<T>, held?: HeldRequest): Promise<T> {
     const request = held?.request ?? this.#take(key, owner, held);
-    if (request === undefined) return this.#wait(key, owner, held).then((waited) => this.#start(waited, send));
-    return this.#start(request, send);
+    if (request === undefined) return this.#wait(key, owner, held).then((waited) => this.#start(waited, send, held));
+    return this.#start(request, send, held);
   }
 
-  #start<T>(request: WindowRequest, send: (request: CallRequest) => Promise<T>): Promise<T> {
+  #start<T>(request: WindowRequest, send: (request: CallRequest) => Promise<T>, held: HeldRequest | undefined): Promise<T> {
     try {
       return send(request);
     } catch (error) {
-      // Never sent (the runner catches what it sends): a held request stays with its caller.
-      request.close();
+      // Never sent (the runner catches what it sends); a held request stays with its caller.
+      if (held === undefined) request.close();
       return Promise.reject(error);
     }
   }
@@ -144,7 +144,8 @@ export class RequestWindow {
     window.next += 1;
     if (seq > this.#last) this.#last = seq;
     const tag = owner !== undefined && owner.startsWith(this.#tag) ? '' : this.#tag;
-    const id = `${tag}${seq.toString(36)}/${(seq - window.low).toString(36)}`;
+    const gap = seq - window.low;
+    const id = tag + seq.toString(36) + (gap === 0 ? '/0' : `/${gap.toString(36)}`);
     const request = new WindowRequest(id, seq, window, this, held === undefined || held.done);
     if (held !== undefined) held.request = request;
     return request;
