@@ -626,7 +626,7 @@ describe('RedLock: bad input → InvalidArgumentError before anything reaches Re
   it('the options', () => {
     const [a, b] = [client().getLock('x'), client().getLock('x')];
     const make = (options: unknown) => () => new RedLock(a, b, options as RedLockOptions);
-    expect(make({ nodeTimeot: 10 })).toThrow(/unknown RedLock option `nodeTimeot`/);
+    expect(make({ nodeTimeot: 10 })).toThrow(/unknown option `nodeTimeot`/);
     for (const bad of [0, -1, Number.NaN, Infinity, '50']) expect(make({ nodeTimeout: bad })).toThrow(/`nodeTimeout`/);
     for (const bad of [-1, 1.5, '3', Infinity]) expect(make({ maxRenewals: bad })).toThrow(/`maxRenewals`/);
     expect(make({ nodeTimeout: 5, maxRenewals: 0 })).not.toThrow();
