@@ -1,22 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { LockClient, type RLock } from '../../lib/index.js';
 import { ping } from '../helpers/clients.js';
 import { useFaultRig } from '../helpers/fault-rig.js';
+import { KINDS, lockOf } from '../helpers/lock-kinds.js';
 
 // A final release leaves a record that answers its resend. It is one key per lock and client,
 // appended to and cut back, never one per release; and it answers every release of the client that a resend
 // can replay, also several in flight at once.
 
-type Kind = 'lock' | 'fenced' | 'fair' | 'read' | 'write';
-const KINDS: Kind[] = ['lock', 'fenced', 'fair', 'read', 'write'];
-
-function lockOf(client: LockClient, kind: Kind, name: string): RLock {
-  if (kind === 'fenced') return client.getFencedLock(name);
-  if (kind === 'fair') return client.getFairLock(name);
-  if (kind === 'read') return client.getReadWriteLock(name).readLock();
-  if (kind === 'write') return client.getReadWriteLock(name).writeLock();
-  return client.getLock(name);
-}
 
 describe('release records', () => {
   const rig = useFaultRig();

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LockClient, type Lease, type LockLostInfo, type RLock } from '../../lib/index.js';
 import { ping } from '../helpers/clients.js';
 import { useFaultRig } from '../helpers/fault-rig.js';
+import { KINDS, lockOf, type Kind } from '../helpers/lock-kinds.js';
 
 // Many calls of one client on one lock in flight at once, across a reset that makes the client
 // resend them: each is applied once, however many there are. The proxy lets Redis run the calls,
@@ -12,16 +13,6 @@ const SWALLOWED = 50;
 /** What a log or record may hold: 2 × 64 - 1 entries of at most 12 characters, or 256 before it is pruned. */
 const LOG_BOUND = 256 + 127 * 12;
 
-type Kind = 'lock' | 'fenced' | 'fair' | 'read' | 'write';
-const KINDS: Kind[] = ['lock', 'fenced', 'fair', 'read', 'write'];
-
-function lockOf(client: LockClient, kind: Kind, name: string): RLock {
-  if (kind === 'fenced') return client.getFencedLock(name);
-  if (kind === 'fair') return client.getFairLock(name);
-  if (kind === 'read') return client.getReadWriteLock(name).readLock();
-  if (kind === 'write') return client.getReadWriteLock(name).writeLock();
-  return client.getLock(name);
-}
 
 /** A lock another owner cannot take while `kind` is held: the write side for a read hold. */
 function rivalOf(client: LockClient, kind: Kind, name: string): RLock {

@@ -1,25 +1,16 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { LockClient, LockNotHeldError, RedLock, type RedisConnection, type RLock } from '../../lib/index.js';
+import { LockClient, LockNotHeldError, RedLock, type RedisConnection } from '../../lib/index.js';
 import { spawnRedis } from '../../tools/redis-server.js';
 import { sleep, until } from '../helpers/fixtures.js';
 import { ping } from '../helpers/clients.js';
 import { useFaultRig } from '../helpers/fault-rig.js';
+import { KINDS, lockOf } from '../helpers/lock-kinds.js';
 
 // ioredis resends every call still unanswered when its connection drops (rlock's node-redis
 // adapter does the same for its own calls). The proxy lets Redis
 // run a call, swallows the reply and resets the socket: the resend must not count twice.
 
-type Kind = 'lock' | 'fenced' | 'fair' | 'read' | 'write';
-const KINDS: Kind[] = ['lock', 'fenced', 'fair', 'read', 'write'];
-
-function lockOf(client: LockClient, kind: Kind, name: string): RLock {
-  if (kind === 'fenced') return client.getFencedLock(name);
-  if (kind === 'fair') return client.getFairLock(name);
-  if (kind === 'read') return client.getReadWriteLock(name).readLock();
-  if (kind === 'write') return client.getReadWriteLock(name).writeLock();
-  return client.getLock(name);
-}
 
 describe('resend: every changing call is applied once', () => {
   const rig = useFaultRig();
