@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { floorRules } from './tools/floors.mjs';
 
 export default tseslint.config(
   // bench/ is checked on its own (`npm --prefix bench run check`): its types come from its own
@@ -24,4 +25,6 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },
+  // The floors of lib/ (tools/floors.mjs): an import up a floor, or across rooms of one floor, fails.
+  ...floorRules(),
 );

@@ -1,13 +1,16 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vitest/config';
+import { luaModule } from './tools/lua-bundle.mjs';
 import { TEST_WORKERS } from './spec/helpers/workers.js';
 
-// Mirrors tsup's `loader: { '.lua': 'text' }`: a .lua import is its source text.
-const luaAsText: Plugin = {
-  name: 'lua-as-text',
-  transform(code, id) {
+// As in the tsup build: a .lua import is its command, built by tools/lua-bundle.mjs.
+const luaCommands: Plugin = {
+  name: 'rlock-lua',
+  transform(_code, id) {
     if (!id.endsWith('.lua')) return null;
-    return { code: `export default ${JSON.stringify(code)};`, map: null };
+    const { code, files } = luaModule(id);
+    for (const file of files) this.addWatchFile(file);
+    return { code, map: null };
   },
 };
 
@@ -27,7 +30,7 @@ const ALONE = [
 ];
 
 export default defineConfig({
-  plugins: [luaAsText],
+  plugins: [luaCommands],
   // Examples import the package by name, as users do (tsconfig paths say the same to tsc and tsx).
   resolve: {
     alias: [

@@ -1,6 +1,6 @@
 export { LockClient } from './client.js';
-export type { IoRedisConnection, NodeRedisConnection, RedisConnection } from './redis/connection.js';
-export type { LockAcquiredInfo, LockClientEvents, LockEventInfo, LockLostInfo, LockReleasedInfo, LockWarningInfo } from './core.js';
+export type { GlideConnection, IoRedisConnection, NodeRedisConnection, RedisConnection } from './redis/connection.js';
+export type { LockAcquiredInfo, LockClientEvents, LockEventInfo, LockLostInfo, LockReleasedInfo, LockWarningInfo } from './events.js';
 export {
   diagnosticsChannels,
   type AcquireEndMessage,
@@ -34,17 +34,17 @@ export {
   type RedLockOperation,
   type RedLockRoundInfo,
 } from './errors.js';
-export { Lease } from './holding/lease.js';
-export type { LeaseHandle, LeaseHandleKind } from './holding/lease-handle.js';
-export type { HandOffOptions } from './holding/lease-moves.js';
+export { Lease } from './lease/lease.js';
+export type { LeaseHandle, LeaseHandleKind } from './lease/lease-handle.js';
+export type { HandOffOptions } from './lease/lease-moves.js';
 export { Leadership } from './leadership/leadership.js';
 export type { CampaignOptions, ObserveOptions, RElection } from './leadership/election.js';
 export type { LeaderInfo } from './leadership/observe.js';
 export type { RunExclusiveOptions, RunExclusiveResult } from './leadership/run-exclusive.js';
 export { MultiLock } from './locks/multi-lock.js';
-export { RedLock } from './locks/red-lock.js';
+export { RedLock } from './redlock/red-lock.js';
 export type { LockHolder, QueuedWaiter } from './inspect/types.js';
-export type { FencedLease, LockWaitOptions, RFairLock, RFencedLock, RLock, RReadWriteLock, SignalOptions } from './locks/rlock.js';
+export type { FencedLease, LockWaitOptions, RFairLock, RFencedLock, RLock, RReadWriteLock, SignalOptions } from './locks/lock-interfaces.js';
 export type { LockClientOptions, RedLockOptions, SyncReplicas } from './options.js';
 export { Permit } from './synchronizers/permit.js';
 export type { RCountDownLatch, LatchWaitOptions } from './synchronizers/count-down-latch.js';

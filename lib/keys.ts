@@ -152,3 +152,119 @@ export function readWriteKeys(keyPrefix: string, name: string): ReadWriteKeys {
     write,
   };
 }
+
+/** Every key of a lock an inspection reads (all in the lock's hash slot). */
+export interface InspectKeys {
+  readonly name: string;
+  readonly lock: string;
+  readonly waiters: string;
+  readonly readWaiters: string;
+  readonly queue: string;
+  readonly queueTimeouts: string;
+  readonly readers: string;
+  readonly token: string;
+}
+
+/** The keys of lock `name` under `keyPrefix`, whatever its kind. */
+export function inspectKeys(keyPrefix: string, name: string): InspectKeys {
+  const keys = lockKeys(keyPrefix, name);
+  const rw = readWriteKeys(keyPrefix, name);
+  return {
+    name,
+    lock: keys.lock,
+    waiters: keys.waiters,
+    readWaiters: rw.read.waiters,
+    queue: keys.queue,
+    queueTimeouts: keys.queueTimeouts,
+    readers: rw.readers,
+    token: fencedLockKeys(keyPrefix, name).token,
+  };
+}
+
+/** Every key and channel of one election; all share the `{<prefix>:<name>}` hash tag. */
+export interface ElectionKeys {
+  readonly name: string;
+  /** Hash: the leader's owner id → 1, its call log, 'epoch', 'value', 'rev'; TTL = the lease. */
+  readonly election: string;
+  /** Integer: the last epoch given; never expires, so epochs only grow. */
+  readonly epoch: string;
+  /** Channel every observing client subscribes to (election-announce.lua). */
+  readonly changes: string;
+  /** Campaigners wait as for an exclusive lock: one client is woken when the leader steps down. */
+  readonly wait: WaitTarget;
+  /** Records answering a resent resign whose hold is gone. */
+  readonly records: string;
+}
+
+export function electionKeys(keyPrefix: string, name: string): ElectionKeys {
+  const base = `{${keyPrefix}:${name}}:election`;
+  const waiters = `${base}:waiters`;
+  const wakePrefix = `${base}:wake:`;
+  return {
+    name,
+    election: base,
+    epoch: `${base}:epoch`,
+    changes: `${base}:changes`,
+    wait: { name, lock: base, waiters, wakePrefix, handOnWaiters: waiters, handOnWakePrefix: wakePrefix, wakeAll: false },
+    records: `${base}:rec:`,
+  };
+}
+
+/** Every key and channel of one semaphore; all share the `{<prefix>:<name>}` hash tag. */
+export interface SemaphoreKeys {
+  readonly name: string;
+  /** Sorted set of the permits out (semaphore.lua). */
+  readonly permits: string;
+  /**
+   * Non-fair: waiting clients and the promises made to woken clients (semaphore.lua), the need
+   * hints other than '1,1', their wake-up channel prefix.
+   */
+  readonly waiters: string;
+  readonly needs: string;
+  readonly wakePrefix: string;
+  /** Non-fair: how many permits a promise of more than one holds. */
+  readonly promises: string;
+  /** Fair: queue of waiting calls, their timeouts, their turn channel prefix. */
+  readonly queue: string;
+  readonly timeouts: string;
+  readonly turnPrefix: string;
+}
+
+export function semaphoreKeys(keyPrefix: string, name: string): SemaphoreKeys {
+  const base = `{${keyPrefix}:${name}}:semaphore`;
+  return {
+    name,
+    permits: base,
+    waiters: `${base}:waiters`,
+    needs: `${base}:needs`,
+    wakePrefix: `${base}:wake:`,
+    promises: `${base}:promises`,
+    queue: `${base}:queue`,
+    timeouts: `${base}:timeouts`,
+    turnPrefix: `${base}:turn:`,
+  };
+}
+
+/** Every key and channel of one count-down latch; all share the `{<prefix>:<name>}` hash tag. */
+export interface LatchKeys {
+  readonly name: string;
+  /** Hash: 'count' -> count left; absent when unset or counted down. */
+  readonly latch: string;
+  readonly waiters: string;
+  readonly wakePrefix: string;
+  /** Records answering resent calls ('l:' + request id), a minute each. */
+  readonly records: string;
+}
+
+export function latchKeys(keyPrefix: string, name: string): LatchKeys {
+  const base = `{${keyPrefix}:${name}}:latch`;
+  return { name, latch: base, waiters: `${base}:waiters`, wakePrefix: `${base}:wake:`, records: `{${keyPrefix}:${name}}:rec:` };
+}
+
+/**
+ * The record a lease move of one hold writes (extend 'x', hand-off and adopt 'h'): under the
+ * hold's main key, so in its hash slot.
+ */
+export function holdRecordKey(mainKey: string, move: 'x' | 'h', holder: string): string {
+  return `${mainKey}:rec:${move}:${holder}`;
+}

@@ -86,12 +86,16 @@ export function checkObject(value: unknown, option: string): Record<string, unkn
   return value as Record<string, unknown>;
 }
 
+const NO_OPTIONS: Record<string, unknown> = Object.freeze({});
+
 /**
  * `value` as an options object (undefined: `{}`) whose every key is one of `accepted`. A
  * misspelt or foreign key (`lease` for `leaseTime`) would otherwise be dropped in silence and the
  * call run with its defaults: every public call that takes options checks them here.
  */
 export function checkOptions(value: unknown, accepted: readonly string[], lockName?: string, option = 'options'): Record<string, unknown> {
+  // No options (most calls): nothing to check, no object to make.
+  if (value === undefined) return NO_OPTIONS;
   const raw = checkObject(value, option);
   for (const key of Object.keys(raw)) {
     if (!accepted.includes(key)) {
@@ -235,6 +239,11 @@ export function checkClientOptions(options: unknown, redis: RedisPort): ClientSe
       ? DEFAULTS.fairLockWaitTimeout
       : checkPositiveDuration(raw.fairLockWaitTimeout, 'fairLockWaitTimeout');
   const syncReplicas = replicaAck(raw.syncReplicas === undefined ? undefined : checkSyncReplicas(raw.syncReplicas));
+  if (syncReplicas !== undefined && redis.replyTimeoutMs !== undefined && syncReplicas.timeoutMs >= redis.replyTimeoutMs) {
+    throw new InvalidArgumentError(
+      `\`syncReplicas.timeout\` (${syncReplicas.timeoutMs} ms) must be shorter than the client's own reply timeout (${redis.family} requestTimeout, ${redis.replyTimeoutMs} ms): the WAIT would time out`,
+    );
+  }
   const pubsub = raw.pubsub === undefined ? 'auto' : checkOneOf(raw.pubsub, 'pubsub', ['auto', 'sharded', 'classic'] as const);
   if (pubsub === 'sharded' && redis.deployment === 'cluster' && !redis.shardedPubSub) {
     throw new InvalidArgumentError(`\`pubsub: 'sharded'\` needs a client that keeps sharded subscriptions on a Cluster; ${redis.family} does not`);

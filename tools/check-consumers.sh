@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Checks the packed rlock as users get it, once per client package given as `package@version`
-# (ioredis, redis or iovalkey): a fresh TypeScript app installs the tarball and that one client
+# (ioredis, redis, iovalkey or @valkey/valkey-glide): a fresh TypeScript app installs the tarball and that one client
 # only, type-checks tools/consumer/<family>/ (ESM and CJS) against it, and loads rlock with both
 # `import` and `require`, so no client rlock does not need is ever required, and runs the `rlock`
-# command, which must find that client by itself, against a redis-server started here. The README's
+# command, which must find that client by itself, against a redis-server started here (not for
+# GLIDE: the command opens its connection with ioredis, iovalkey or node-redis). The README's
 # TypeScript quick starts are type-checked with their client, and its JavaScript quick start is
 # run (on the last ioredis given) against that server.
-# Usage: tools/check-consumers.sh ioredis@5.9.0 ioredis@6 redis@6 iovalkey
+# Usage: tools/check-consumers.sh ioredis@5.9.0 ioredis@6 redis@6 iovalkey @valkey/valkey-glide@2
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
-[ "$#" -gt 0 ] || set -- ioredis@5.9.0 ioredis@5 ioredis@6 redis@6 iovalkey
+[ "$#" -gt 0 ] || set -- ioredis@5.9.0 ioredis@5 ioredis@6 redis@6 iovalkey @valkey/valkey-glide@2
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -38,11 +39,13 @@ readme_block() {
 
 last_ioredis=""
 for entry in "$@"; do
-  pkg="${entry%%@*}"
+  # The package name, without a version (a scoped name starts with @).
+  if [ "${entry:0:1}" = @ ]; then rest="${entry:1}"; pkg="@${rest%%@*}"; else pkg="${entry%%@*}"; fi
   case "$pkg" in
     ioredis) family=ioredis; quick_start='## Quick start (TypeScript)' ;;
     redis) family=node-redis; quick_start='## Quick start with node-redis (TypeScript)' ;;
     iovalkey) family=iovalkey; quick_start='' ;;
+    @valkey/valkey-glide) family=glide; quick_start='## On Valkey GLIDE' ;;
     *) echo "unknown client package: $pkg" >&2; exit 2 ;;
   esac
   app="$work/app-${entry//[@\/]/-}"
@@ -59,7 +62,7 @@ for entry in "$@"; do
     installed="$(node -p "require('./node_modules/$pkg/package.json').version")"
     npx --no-install tsc -p tsconfig.json || { echo "consumer type-check: $pkg $installed (asked: $entry): FAILED" >&2; exit 1; }
     # Only this client is installed: loading rlock must not need another.
-    for other in ioredis redis @redis/client iovalkey; do
+    for other in ioredis redis @redis/client iovalkey @valkey/valkey-glide; do
       if [ "$other" != "$pkg" ] && [ -d "node_modules/$other" ] && [ "$other/$pkg" != "@redis/client/redis" ]; then
         echo "consumer app for $pkg has $other installed too" >&2
         exit 1
@@ -67,6 +70,10 @@ for entry in "$@"; do
     done
     node -e "const m = require('rlock'); if (typeof m.LockClient !== 'function') process.exit(1)"
     node --input-type=module -e "const m = await import('rlock'); if (typeof m.LockClient !== 'function') process.exit(1)"
+    if [ "$family" = glide ]; then
+      echo "consumer: $pkg $installed (asked: $entry): type-checks, loads with import and require"
+      exit 0
+    fi
     # The CLI opens its own connection with the one client there is.
     # Exit 1 (nothing found) on an empty server; 3 would be a connection it could not open.
     status=0

@@ -4,15 +4,18 @@
 // style, e.g. under `node --cpu-prof`. `--tasks=N` runs N tasks at once, each on its own key
 // (cycles per task), and also prints this process's CPU per cycle (`process.cpuUsage`). `--alloc`
 // also prints the heap bytes allocated per cycle (V8's sampling heap profiler, collected objects
-// included): a figure the machine's load does not blur.
-//   node --import tsx --import ./tools/register-lua.mjs tools/cycle-bench.ts [--only=tryLock] [--cycles=20000] [--tasks=100]
+// included): a figure the machine's load does not blur; `--sites=N` with it lists the top N
+// allocation sites of the last round (by function, and by the nearest rlock frame above it).
+//   node --import tsx --import ./tools/register-lua.mjs tools/cycle-bench.ts [--only=tryLock] [--cycles=20000] [--tasks=100] [--dist]
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { LockClient } from '../lib/index.js';
 import { spawnRedis } from './redis-server.js';
 
-const { values } = parseArgs({ options: { detail: { type: 'boolean' }, only: { type: 'string' }, cycles: { type: 'string' }, rounds: { type: 'string' }, tasks: { type: 'string' }, alloc: { type: 'boolean' } } });
+const { values } = parseArgs({ options: { detail: { type: 'boolean' }, only: { type: 'string' }, cycles: { type: 'string' }, rounds: { type: 'string' }, tasks: { type: 'string' }, alloc: { type: 'boolean' }, sites: { type: 'string' }, dist: { type: 'boolean' } } });
+// `--dist`: the build (npm run build), as the benchmark runs it, instead of the sources through tsx (whose
+// keep-names helper allocates on every closure).
+const { LockClient } = (await import(values.dist ? '../dist/index.js' : '../lib/index.js')) as typeof import('../lib/index.js');
 const CYCLES = Number(values.cycles ?? 5_000);
 const ROUNDS = Number(values.rounds ?? 3);
 const TASKS = Number(values.tasks ?? 1);
@@ -71,10 +74,45 @@ if (values.alloc) profiler.connect();
 
 interface SamplingNode {
   selfSize: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
   children: SamplingNode[];
 }
 /** Bytes of every sampled allocation under `node`. */
 const allocatedBytes = (node: SamplingNode): number => node.children.reduce((sum, child) => sum + allocatedBytes(child), node.selfSize);
+/** A frame as `function file:line`, the path from the package's folder on. */
+const frameName = (frame: SamplingNode['callFrame']): string =>
+  `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*\/(node_modules|lib|tools)\//, '$1/')}:${frame.lineNumber + 1}`;
+
+/** The top allocation sites of a sampling profile, bytes per cycle: by function, and by the nearest rlock (lib/) frame. */
+function printSites(style: string, head: SamplingNode, count: number, cycles: number): void {
+  const own = new Map<string, number>();
+  const byLib = new Map<string, number>();
+  const walk = (node: SamplingNode, lib: string): void => {
+    const name = frameName(node.callFrame);
+    const libFrame = /\/(lib|dist)\//.test(node.callFrame.url) ? name : lib;
+    if (node.selfSize > 0) {
+      own.set(name, (own.get(name) ?? 0) + node.selfSize);
+      byLib.set(libFrame, (byLib.get(libFrame) ?? 0) + node.selfSize);
+    }
+    for (const child of node.children) walk(child, libFrame);
+  };
+  walk(head, '(outside lib/)');
+  const where = new Map<string, number>();
+  const placeOf = (url: string): string =>
+    url.includes('/node_modules/') ? 'the Redis client' : /\/(lib|dist)\//.test(url) ? 'rlock (lib/)' : url.includes('/tools/') ? 'the probe' : 'Node and V8';
+  const sum = (node: SamplingNode): void => {
+    const place = placeOf(node.callFrame.url);
+    where.set(place, (where.get(place) ?? 0) + node.selfSize);
+    for (const child of node.children) sum(child);
+  };
+  sum(head);
+  console.log(`${style}: ${[...where].map(([place, bytes]) => `${place} ${(bytes / cycles).toFixed(0)} B`).join(', ')} per cycle`);
+  for (const [title, sites] of [['allocating function', own], ['nearest lib/ frame', byLib]] as const) {
+    console.log(`${style}: top ${count} by ${title}, bytes per cycle`);
+    for (const [site, bytes] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, count)) console.log(`  ${(bytes / cycles).toFixed(0).padStart(6)}  ${site}`);
+  }
+}
+
 try {
   for (let round = 0; round < ROUNDS; round += 1) {
     for (const name of picked) {
@@ -102,6 +140,7 @@ try {
       if (values.alloc) {
         const { profile } = await profiler.post('HeapProfiler.stopSampling');
         entry.alloc.push(allocatedBytes(profile.head) / (CYCLES * TASKS));
+        if (values.sites && round === ROUNDS - 1) printSites(name, profile.head, Number(values.sites), CYCLES * TASKS);
       }
       const after = await commandStats(name === 'raw');
       if (values.detail) console.log(name, (await admin.info('commandstats')).replace(/,rejected_calls=0,failed_calls=0/g, ''));

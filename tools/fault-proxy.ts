@@ -25,7 +25,10 @@ export interface FaultProxy {
    * The next `n` commands a client sends reach Redis, but their replies are discarded; after the
    * n-th the client's socket is reset, so ioredis reconnects and resends them. `thenBlackhole`:
    * enter blackhole mode at that reset. Applies to the first connection that sends a command
-   * (or open connection number `connection`, counted from 0 in accept order).
+   * (or open connection number `connection`, counted from 0 in accept order). Commands a client
+   * or rlock sends on its own (HOUSEKEEPING: health checks, handshakes, the eviction-policy
+   * check at a client's first call) are neither counted nor swallowed: whenever they go, the
+   * swallow catches the calls under test.
    */
   swallowReplies(n: number, options?: { thenBlackhole?: boolean; connection?: number }): void;
   /** Resets every client socket and closes its upstream socket. */
@@ -79,10 +82,14 @@ class Pipe {
   }
 }
 
+/** Commands never swallowed (see swallowReplies), by name in lower case. */
+const HOUSEKEEPING = new Set(['ping', 'echo', 'hello', 'auth', 'select', 'client', 'info', 'config', 'cluster', 'command']);
+
 interface Swallow {
-  /** Replies with index in [from, to) are discarded. */
-  readonly from: number;
-  readonly to: number;
+  /** How many commands are still to be caught. */
+  left: number;
+  /** The caught commands whose replies have not come yet, by index (replies come in order). */
+  readonly replies: Set<number>;
   readonly thenBlackhole: boolean;
 }
 
@@ -123,20 +130,26 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
   };
 
   const fromClient = (conn: Connection, chunk: Buffer): void => {
-    const before = conn.sent;
-    conn.sent += conn.commands.feed(chunk).length;
-    if (armed && conn.sent > before && (armed.connection === undefined || armed.connection === conn)) {
-      // Replies to the commands sent before this chunk still pass.
-      conn.swallow = { from: before, to: before + armed.n, thenBlackhole: armed.thenBlackhole };
-      armed = undefined;
+    for (const { head } of conn.commands.feedValues(chunk)) {
+      const index = conn.sent;
+      conn.sent += 1;
+      if (HOUSEKEEPING.has(head.toLowerCase())) continue;
+      // Replies to the commands sent before still pass.
+      if (armed && (armed.connection === undefined || armed.connection === conn)) {
+        conn.swallow = { left: armed.n, replies: new Set(), thenBlackhole: armed.thenBlackhole };
+        armed = undefined;
+      }
+      if (conn.swallow && conn.swallow.left > 0) {
+        conn.swallow.left -= 1;
+        conn.swallow.replies.add(index);
+      }
     }
     if (mode !== 'drop') conn.up.push(delays.up, { data: chunk });
   };
 
   const fromRedis = (conn: Connection, chunk: Buffer): void => {
     if (!open.has(conn)) return;
-    const swallowed = (reply: number): boolean =>
-      conn.swallow !== undefined && reply >= conn.swallow.from && reply < conn.swallow.to;
+    const swallowed = (reply: number): boolean => conn.swallow?.replies.has(reply) === true;
     let start = 0;
     for (const { end, push } of conn.replies.feedValues(chunk)) {
       if (push) {
@@ -151,18 +164,21 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
       conn.answered += 1;
       if (!swallowed(reply)) {
         if (mode !== 'drop') conn.down.push(delays.down, { data: chunk.subarray(start, end) });
-      } else if (reply === conn.swallow!.to - 1) {
-        const { thenBlackhole } = conn.swallow!;
-        conn.swallow = undefined;
-        // In order after the replies before it: the client sees those, then the reset.
-        conn.down.push(delays.down, {
-          action: () => {
-            if (thenBlackhole) enterBlackhole(false);
-            kill(conn);
-          },
-        });
-        conn.upstream.pause();
-        return;
+      } else {
+        const swallow = conn.swallow!;
+        swallow.replies.delete(reply);
+        if (swallow.left === 0 && swallow.replies.size === 0) {
+          conn.swallow = undefined;
+          // In order after the replies before it: the client sees those, then the reset.
+          conn.down.push(delays.down, {
+            action: () => {
+              if (swallow.thenBlackhole) enterBlackhole(false);
+              kill(conn);
+            },
+          });
+          conn.upstream.pause();
+          return;
+        }
       }
       start = end;
     }

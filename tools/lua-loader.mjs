@@ -1,8 +1,9 @@
-import { readFile } from 'node:fs/promises';
+// Node loader hook (registered by register-lua.mjs): a `.lua` import is its command, built as
+// tsup and vitest build it (lua-bundle.mjs).
 import { fileURLToPath } from 'node:url';
+import { luaModule } from './lua-bundle.mjs';
 
-export async function load(url, context, nextLoad) {
+export function load(url, context, nextLoad) {
   if (!url.endsWith('.lua')) return nextLoad(url, context);
-  const text = await readFile(fileURLToPath(url), 'utf8');
-  return { format: 'module', source: `export default ${JSON.stringify(text)};`, shortCircuit: true };
+  return { format: 'module', source: luaModule(fileURLToPath(url)).code, shortCircuit: true };
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { spawnRedis, type SpawnedRedis } from './redis-server.js';
+import { cliCommand, spawnRedis, type SpawnedRedis } from './redis-server.js';
 
 /** A Redis Cluster this run started itself: `masters` masters, each with `replicasPerMaster` replicas. */
 export interface SpawnedCluster {
@@ -52,8 +52,8 @@ async function waitReplicasInSync(nodes: readonly SpawnedRedis[], timeoutMs = 20
 
 /**
  * Spawns `masters × (1 + replicasPerMaster)` cluster-enabled redis-servers on free loopback
- * ports and joins them with `redis-cli --cluster create`. A short node timeout makes failover
- * take about a second.
+ * ports and joins them with `redis-cli --cluster create` (valkey-cli beside a valkey-server). A
+ * short node timeout makes failover take about a second.
  */
 export async function spawnCluster(masters = 3, replicasPerMaster = 1, nodeTimeoutMs = 1_000): Promise<SpawnedCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'rlock-cluster-'));
@@ -74,11 +74,11 @@ export async function spawnCluster(masters = 3, replicasPerMaster = 1, nodeTimeo
       );
     }
     const created = spawnSync(
-      'redis-cli',
+      cliCommand(),
       ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'],
       { encoding: 'utf8', timeout: 60_000 },
     );
-    if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
+    if (created.status !== 0) throw new Error(`${cliCommand()} --cluster create failed: ${created.stdout}${created.stderr}`);
   } catch (error) {
     for (const node of nodes) await node.stop();
     await rm(dir, { recursive: true, force: true });

@@ -19,8 +19,21 @@ export interface SpawnedRedis {
   signal(signal: NodeJS.Signals): void;
 }
 
+/**
+ * The server binary to spawn: `RLOCK_TEST_SERVER` (a path to valkey-server, say, from
+ * tools/valkey.sh) or `redis-server` from PATH. It also runs Sentinels (`--sentinel`).
+ */
+export function serverCommand(): string {
+  return process.env.RLOCK_TEST_SERVER || 'redis-server';
+}
+
+/** The command-line client beside the server: valkey-cli for valkey-server, redis-cli for redis-server. */
+export function cliCommand(): string {
+  return serverCommand().replace(/-server$/, '-cli');
+}
+
 export function hasRedisServer(): boolean {
-  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+  return spawnSync(serverCommand(), ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
 export async function freePort(): Promise<number> {
@@ -57,10 +70,12 @@ export interface SpawnOptions {
   readonly sentinel?: boolean;
 }
 
-/** Spawns `redis-server` on a free 127.0.0.1 port with no persistence; `extraArgs` are appended. */
+/** Spawns the server (`serverCommand()`) on a free 127.0.0.1 port with no persistence; `extraArgs` are appended. */
 export async function spawnRedis(extraArgs: string[] = [], options: SpawnOptions = {}): Promise<SpawnedRedis> {
   if (!hasRedisServer()) {
-    throw new Error('redis-server is not on PATH: install it (apt-get install -y redis-server) or set REDIS_URL');
+    throw new Error(
+      `${serverCommand()} does not run: install redis-server (apt-get install -y redis-server), or set RLOCK_TEST_SERVER or REDIS_URL`,
+    );
   }
   const port = await freePort();
   // Its own working directory: a replica's full sync writes an RDB file there, never in the repo.
@@ -75,7 +90,7 @@ export async function spawnRedis(extraArgs: string[] = [], options: SpawnOptions
       ...extraArgs,
     ];
     await mkdir(dir, { recursive: true });
-    const proc = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'inherit'], cwd: dir });
+    const proc = spawn(serverCommand(), args, { stdio: ['ignore', 'ignore', 'inherit'], cwd: dir });
     child = proc;
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {

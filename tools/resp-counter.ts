@@ -1,9 +1,17 @@
-/** Where a complete top-level value ends in a chunk, and whether it is a RESP3 push. */
+/** Where a complete top-level value ends in a chunk, and whether it is a RESP3 push that answers no command. */
 export interface RespValueEnd {
   end: number;
-  /** A RESP3 push (`>`): pub/sub messages, not the reply to any command. */
+  /**
+   * A RESP3 push (`>`) that is no command's reply: a pub/sub message, an invalidation. The pushes
+   * that confirm a (un)subscription answer their command, one per channel, so they count as replies.
+   */
   push: boolean;
+  /** The value's first element when it is an aggregate (a command's name, a push's kind), else ''. */
+  head: string;
 }
+
+/** The first element of the RESP3 pushes that confirm a (un)subscription: their command's reply. */
+const CONFIRMATIONS = new Set(['subscribe', 'unsubscribe', 'psubscribe', 'punsubscribe', 'ssubscribe', 'sunsubscribe']);
 
 /** RESP3 types that are one line: null, boolean, double, big number (RESP2's +, -, : too). */
 const LINE_TYPES = new Set(['+', '-', ':', '_', '#', ',', '(']);
@@ -29,6 +37,12 @@ export class RespCounter {
   readonly #open: number[] = [];
   /** Whether the top-level value being read is a push. */
   #push = false;
+  /** While the first element of a top-level aggregate is still to come. */
+  #first = false;
+  /** That first element (a bulk string: a command's name, a push's kind), read so far. */
+  #head = '';
+  /** Whether the bulk string being skipped is that first element. */
+  #capturing = false;
 
   constructor(options: { inline?: boolean } = {}) {
     this.#inline = options.inline ?? false;
@@ -46,6 +60,7 @@ export class RespCounter {
     while (at < chunk.length) {
       if (this.#bulkLeft > 0) {
         const take = Math.min(this.#bulkLeft, chunk.length - at);
+        if (this.#capturing) this.#head += chunk.toString('latin1', at, at + take);
         at += take;
         this.#bulkLeft -= take;
         if (this.#bulkLeft === 0) this.#valueDone(at, ends);
@@ -67,15 +82,25 @@ export class RespCounter {
   #header(line: string, at: number, ends: RespValueEnd[]): void {
     const type = line[0] ?? '';
     const size = Number.parseInt(line.slice(1), 10);
-    if (this.#open.length === 0) this.#push = type === '>';
+    if (this.#open.length === 0) {
+      this.#push = type === '>';
+      this.#head = '';
+    }
+    // An aggregate's first element says what it is.
+    this.#capturing = this.#first && this.#open.length === 1 && BULK_TYPES.has(type);
+    if (this.#open.length === 1) this.#first = false;
     if (LINE_TYPES.has(type)) this.#valueDone(at, ends);
     else if (BULK_TYPES.has(type)) {
       if (size < 0) this.#valueDone(at, ends);
       else this.#bulkLeft = size + 2;
     } else if (type in AGGREGATE_WIDTH) {
       if (size <= 0) this.#valueDone(at, ends);
-      else this.#open.push(size * AGGREGATE_WIDTH[type]!);
+      else {
+        if (this.#open.length === 0) this.#first = true;
+        this.#open.push(size * AGGREGATE_WIDTH[type]!);
+      }
     } else if (this.#inline && this.#open.length === 0 && line.trim() !== '') {
+      this.#head = `${line.trim().split(/\s+/)[0]}\r\n`;
       this.#valueDone(at, ends);
     } else if (line !== '') {
       throw new Error(`RespCounter: not RESP: ${JSON.stringify(line.slice(0, 40))}`);
@@ -84,12 +109,15 @@ export class RespCounter {
 
   /** A value ended at `at`: it completes its array, maybe several nested ones, or is top-level. */
   #valueDone(at: number, ends: RespValueEnd[]): void {
+    this.#capturing = false;
     while (this.#open.length > 0) {
       const last = this.#open.length - 1;
       this.#open[last]! -= 1;
       if (this.#open[last]! > 0) return;
       this.#open.pop();
     }
-    ends.push({ end: at, push: this.#push });
+    const head = this.#head.slice(0, -2);
+    this.#head = '';
+    ends.push({ end: at, push: this.#push && !CONFIRMATIONS.has(head.toLowerCase()), head });
   }
 }

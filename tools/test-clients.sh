@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Runs the test suite on each client family and version given, as `family[@version][:scope]`:
-#   family  ioredis | iovalkey | node-redis (RESP2) | node-redis-resp3 (the suite's RLOCK_TEST_CLIENT)
-#   version a version or range of the family's package (ioredis, iovalkey, redis), installed with
+#   family  ioredis | iovalkey | node-redis (RESP2) | node-redis-resp3 | glide (the suite's RLOCK_TEST_CLIENT)
+#   version a version or range of the family's package (ioredis, iovalkey, redis, @valkey/valkey-glide), installed with
 #           --no-save and the lockfile's put back at the end; none: the lockfile's
 #   :client the client-sensitive specs (CLIENT below) instead of the whole suite
 #   :core   the core subset (CORE below) instead of the whole suite
+#   :library the whole suite less the `rlock` command's specs (spec/cli): the command opens its own
+#           connection, with ioredis whenever it is installed, so they run the same on every family
+# The servers are redis-server from PATH, or the binary RLOCK_TEST_SERVER names (tools/valkey.sh).
 # Example: tools/test-clients.sh node-redis iovalkey:client ioredis@5.9.0:core
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +18,7 @@ cd "$(dirname "$0")/.."
 # OpenTelemetry, inspect, validation) runs above the port and is checked on ioredis and node-redis.
 CLIENT=(
   spec/client.spec.ts spec/connection-failures.spec.ts spec/clients # the port and adapters
-  spec/locks spec/scripts                                            # every kind's scripts
+  spec/locks spec/scripts spec/ops/memory-limit.spec.ts              # every kind's scripts
   spec/waiting spec/synchronizers spec/leadership                    # wake-ups and notices
   spec/faults                                                        # resends and faults
   spec/cluster spec/sentinel                                         # topologies
@@ -31,6 +34,7 @@ package_of() {
     ioredis) echo ioredis ;;
     iovalkey) echo iovalkey ;;
     node-redis | node-redis-resp3) echo redis ;;
+    glide) echo @valkey/valkey-glide ;;
     *) echo "unknown client family: $1" >&2; exit 2 ;;
   esac
 }
@@ -45,6 +49,7 @@ restore() {
 }
 trap restore EXIT
 
+server="$("${RLOCK_TEST_SERVER:-redis-server}" --version | awk '{ print $1, $3 }')"
 results="$(mktemp -d)"
 summary=()
 for entry in "$@"; do
@@ -64,14 +69,15 @@ for entry in "$@"; do
     npm install --no-save --no-audit --no-fund --loglevel=error "$pkg@$(locked_version "$pkg")"
   fi
   installed="$(installed_version "$pkg")"
-  label="$family ($pkg $installed, $scope)"
+  label="$family ($pkg $installed, $scope) on $server"
   echo "== tests on $label"
   files=()
   case "$scope" in
     full) ;;
     client) mapfile -t files < <(find "${CLIENT[@]}" -name '*.spec.ts' | grep -Ev "$CLIENT_EXCLUDE" | sort) ;;
     core) files=("${CORE[@]}") ;;
-    *) echo "unknown scope: $scope (full, client or core)" >&2; exit 2 ;;
+    library) mapfile -t files < <(find spec -name '*.spec.ts' -not -path 'spec/cli/*' | sort) ;;
+    *) echo "unknown scope: $scope (full, client, core or library)" >&2; exit 2 ;;
   esac
   out="$results/$family-$installed-$scope.json"
   # The verdict is read from the JSON report below, so a failure there still reports.

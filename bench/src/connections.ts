@@ -1,5 +1,12 @@
+import { GlideClient } from '@valkey/valkey-glide';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
+
+/**
+ * GLIDE's `requestTimeout` in the bench: above any answer the scenarios can wait for (its 250 ms
+ * default would turn a queue of hundreds of calls into timeouts and resends).
+ */
+const GLIDE_REQUEST_TIMEOUT_MS = 5_000;
 
 /** A node-redis client (RESP2) to `url`, not yet connected. */
 function nodeRedisClient(url: string) {
@@ -17,6 +24,7 @@ export class Connections {
   readonly #url: string;
   readonly #open: Redis[] = [];
   readonly #openNodeRedis: NodeRedisClient[] = [];
+  readonly #openGlide: GlideClient[] = [];
   readonly #sent = new Map<string, number>();
 
   constructor(url: string) {
@@ -55,6 +63,21 @@ export class Connections {
     return client;
   }
 
+  /** A new Valkey GLIDE client, connected and counted. */
+  async openGlide(): Promise<GlideClient> {
+    const { hostname, port } = new URL(this.#url);
+    const client = await GlideClient.createClient({ addresses: [{ host: hostname, port: Number(port) }], requestTimeout: GLIDE_REQUEST_TIMEOUT_MS });
+    const send = client.customCommand.bind(client);
+    // rlock sends every command and script through customCommand (pub/sub goes around it).
+    client.customCommand = (args, options) => {
+      const name = String(args[0]).toLowerCase();
+      this.#sent.set(name, (this.#sent.get(name) ?? 0) + 1);
+      return send(args, options);
+    };
+    this.#openGlide.push(client);
+    return client;
+  }
+
   /** Commands sent so far, by lower-case name. */
   sent(): Map<string, number> {
     return new Map(this.#sent);
@@ -64,6 +87,7 @@ export class Connections {
   close(): void {
     for (const redis of this.#open.splice(0)) redis.disconnect();
     for (const client of this.#openNodeRedis.splice(0)) client.destroy();
+    for (const client of this.#openGlide.splice(0)) client.close();
   }
 }
 

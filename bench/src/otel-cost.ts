@@ -1,8 +1,9 @@
 // What rlock/otel costs per lock/unlock cycle: rounds of uncontended tryLock + unlock on one
 // connection, alternating three set-ups in one process so that the machine's load hits them
-// alike: no subscriber (rlock's channels idle), rlock/otel with the OpenTelemetry SDK (metrics
-// and spans, see otel.ts), and no subscriber again. Reports the process CPU time (user + sys)
-// and the wall time per cycle, medians over the rounds.
+// alike: no subscriber (rlock's channels idle), rlock/otel with the OpenTelemetry SDK recording
+// metrics only, then metrics and spans (see otel.ts), and no subscriber again. Reports the process
+// CPU time (user + sys) and the wall time per cycle, medians over the rounds, and each set-up's
+// ratio to the uninstrumented cycle.
 // Then the telemetry alone, without Redis (whose socket writes dominate a loaded machine's noise):
 // the messages one acquisition and its release publish, as rlock publishes them, with rlock/otel
 // and the SDK subscribed, CPU time per acquisition.
@@ -32,12 +33,14 @@ async function round(): Promise<{ cpuUs: number; wallUs: number }> {
   return { cpuUs: (used.user + used.system) / cycles, wallUs: ((performance.now() - started) * 1_000) / cycles };
 }
 
-const results: Record<'idle' | 'otel', { cpuUs: number[]; wallUs: number[] }> = { idle: { cpuUs: [], wallUs: [] }, otel: { cpuUs: [], wallUs: [] } };
+type Mode = 'idle' | 'metrics' | 'otel';
+const results: Record<Mode, { cpuUs: number[]; wallUs: number[] }> = { idle: { cpuUs: [], wallUs: [] }, metrics: { cpuUs: [], wallUs: [] }, otel: { cpuUs: [], wallUs: [] } };
+const setUps: Record<Mode, (() => () => Promise<void>) | undefined> = { idle: undefined, metrics: () => startOtel({ traces: false }), otel: () => startOtel() };
 try {
   await round(); // warm-up
   for (let r = 0; r < rounds; r += 1) {
-    for (const mode of ['idle', 'otel', 'idle'] as const) {
-      const stop = mode === 'otel' ? startOtel() : undefined;
+    for (const mode of ['idle', 'metrics', 'otel', 'idle'] as const) {
+      const stop = setUps[mode]?.();
       const { cpuUs, wallUs } = await round();
       await stop?.();
       results[mode].cpuUs.push(cpuUs);
@@ -45,11 +48,13 @@ try {
     }
   }
   const idle = { cpu: median(results.idle.cpuUs), wall: median(results.idle.wallUs) };
+  const metricsOnly = { cpu: median(results.metrics.cpuUs), wall: median(results.metrics.wallUs) };
   const otel = { cpu: median(results.otel.cpuUs), wall: median(results.otel.wallUs) };
+  const vs = (m: { cpu: number; wall: number }): string => `(${(m.cpu / idle.cpu).toFixed(2)} × CPU, ${(m.wall / idle.wall).toFixed(2)} × wall)`;
   console.log(`${rounds} rounds x ${cycles} tryLock+unlock cycles, medians per cycle:`);
   console.log(`  no subscriber:        CPU ${idle.cpu.toFixed(1)} µs, wall ${idle.wall.toFixed(1)} µs`);
-  console.log(`  rlock/otel + SDK:     CPU ${otel.cpu.toFixed(1)} µs, wall ${otel.wall.toFixed(1)} µs`);
-  console.log(`  difference:           CPU ${(otel.cpu - idle.cpu).toFixed(1)} µs, wall ${(otel.wall - idle.wall).toFixed(1)} µs`);
+  console.log(`  metrics only:         CPU ${metricsOnly.cpu.toFixed(1)} µs, wall ${metricsOnly.wall.toFixed(1)} µs ${vs(metricsOnly)}`);
+  console.log(`  metrics and spans:    CPU ${otel.cpu.toFixed(1)} µs, wall ${otel.wall.toFixed(1)} µs ${vs(otel)}`);
   console.log('telemetry alone (no Redis), CPU per acquisition + release, median of 5 x 20,000:');
   for (const [label, signals] of [
     ['metrics and spans', {}],

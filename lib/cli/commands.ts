@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import type { RedisConnection } from '../redis/connection.js';
 import type { RedisPort } from '../redis/port.js';
+import type { InspectScripts } from '../scripts/inspect-scripts.js';
 import { LockClient } from '../client.js';
 import { inspectLock } from '../inspect/inspect.js';
 import type { InspectedKind, LockInspection } from '../inspect/types.js';
@@ -12,6 +13,8 @@ import { listLocks } from './list.js';
 export interface CommandContext {
   /** The connection, as rlock's port sees it. */
   readonly redis: RedisPort;
+  /** The inspect script on that connection. */
+  readonly inspect: InspectScripts;
   /** The same connection, as the client library made it. */
   readonly connection: RedisConnection;
   readonly keyPrefix: string;
@@ -24,7 +27,7 @@ export interface CommandContext {
 export const KINDS: readonly InspectedKind[] = ['lock', 'fenced', 'fair', 'read-write'];
 
 async function findLock(ctx: CommandContext, name: string, kind: InspectedKind | undefined): Promise<LockInspection> {
-  const view = await inspectLock(ctx.redis, ctx.keyPrefix, name);
+  const view = await inspectLock(ctx.inspect, ctx.keyPrefix, name);
   if (!view) throw new NotFoundError(`no lock "${name}" under prefix "${ctx.keyPrefix}" (nothing of it is in Redis: free, or never used)`);
   // A held fair lock whose queue is empty shows no queue key: it looks like a plain lock.
   if (kind !== undefined && view.kind !== kind && !(kind === 'fair' && view.kind === 'lock')) {
@@ -39,7 +42,7 @@ export async function inspectCommand(ctx: CommandContext, name: string, kind: In
 }
 
 export async function listCommand(ctx: CommandContext, match: string): Promise<void> {
-  const locks = await listLocks(ctx.redis, ctx.keyPrefix, match);
+  const locks = await listLocks(ctx.redis, ctx.inspect, ctx.keyPrefix, match);
   if (ctx.json) ctx.out(JSON.stringify({ prefix: ctx.keyPrefix, match, locks }));
   else if (locks.length > 0) {
     const rows = locks.map((l) => [
@@ -98,7 +101,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 export async function watchCommand(ctx: CommandContext, name: string, kind: InspectedKind | undefined, intervalMs: number, count: number): Promise<void> {
   const clear = !ctx.json && process.stdout.isTTY;
   for (let turn = 1; turn <= count && !ctx.stopped(); turn += 1) {
-    const view = await inspectLock(ctx.redis, ctx.keyPrefix, name);
+    const view = await inspectLock(ctx.inspect, ctx.keyPrefix, name);
     if (view && kind !== undefined && view.kind !== kind && !(kind === 'fair' && view.kind === 'lock')) {
       throw new NotFoundError(`lock "${name}" is a ${view.kind} lock, not a ${kind} lock`);
     }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { LockClient } from '../client.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { LockAcquireTimeoutError } from '../errors.js';
-import type { Lease } from '../holding/lease.js';
+import type { Lease } from '../lease/lease.js';
 import { MIN_LEASE_MS } from '../options.js';
 import { MAX_DURATION_MS } from '../validate.js';
 import { UsageError } from './errors.js';

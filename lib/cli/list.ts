@@ -1,3 +1,4 @@
+import type { InspectScripts } from '../scripts/inspect-scripts.js';
 import type { RedisPort, ServerNode } from '../redis/port.js';
 import { inspectLock } from '../inspect/inspect.js';
 
@@ -14,7 +15,7 @@ export interface ListedLock {
   readonly waiting: number | undefined;
 }
 
-/** What follows the `{prefix:name}` hash tag in rlock's keys (lib/keys.ts, semaphore-scripts.ts, election-scripts.ts). */
+/** What follows the `{prefix:name}` hash tag in rlock's keys (lib/keys.ts). */
 const SUFFIX = /^(|:waiters|:read-waiters|:queue|:timeouts|:readers|:token|:rec:[^}]*|:semaphore(:[a-z-]+)?|:latch(:[a-z-]+)?|:election(:epoch|:waiters|:wake:[^}]*|:rec:[^}]*)?)$/;
 
 /** Escapes glob metacharacters for SCAN MATCH. */
@@ -48,10 +49,10 @@ async function scanNode(node: ServerNode, pattern: string, into: Set<string>): P
  * SCAN on the server, or on every master of a Cluster, keys grouped by lock, then one look at
  * each lock. Sorted by name.
  */
-export async function listLocks(redis: RedisPort, keyPrefix: string, match: string): Promise<ListedLock[]> {
+export async function listLocks(redis: RedisPort, inspect: InspectScripts, keyPrefix: string, match: string): Promise<ListedLock[]> {
   const pattern = `{${globEscape(keyPrefix)}:${match}}*`;
   const keys = new Set<string>();
-  await Promise.all(redis.masters().map((node) => scanNode(node, pattern, keys)));
+  await Promise.all((await redis.masters()).map((node) => scanNode(node, pattern, keys)));
   const suffixes = new Map<string, Set<string>>();
   for (const key of keys) {
     const parsed = parseKey(key, keyPrefix);
@@ -65,7 +66,7 @@ export async function listLocks(redis: RedisPort, keyPrefix: string, match: stri
   // One look per lock, 50 at a time.
   for (let i = 0; i < names.length; i += 50) {
     const batch = names.slice(i, i + 50);
-    const views = await Promise.all(batch.map((name) => inspectLock(redis, keyPrefix, name)));
+    const views = await Promise.all(batch.map((name) => inspectLock(inspect, keyPrefix, name)));
     batch.forEach((name, j) => {
       const view = views[j];
       if (view) {

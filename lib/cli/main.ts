@@ -9,6 +9,7 @@ import { execCommand, ExecExit, parseExec, waitEndedBy, type ExecRequest } from 
 import { ExecSignals, WaitEnded } from './exec-signals.js';
 import { openConnection, type OpenConnection } from './open-connection.js';
 import { redisPortOf } from '../redis/detect.js';
+import { LockScripts } from '../scripts/registry.js';
 import { ExitCode, NotFoundError, UsageError } from './errors.js';
 import type { InspectedKind } from '../inspect/types.js';
 
@@ -149,7 +150,8 @@ async function main(argv: string[], out: (text: string) => void = (text) => void
     if (exec && signals) return await execCommand(opened.connection, values.prefix, exec, signals, err);
     process.on('SIGINT', onSigint);
     const { connection } = opened;
-    const ctx: CommandContext = { redis: redisPortOf(connection, 'connection'), connection, keyPrefix: values.prefix, json: values.json, out, stopped: () => stopped };
+    const redis = redisPortOf(connection, 'connection');
+    const ctx: CommandContext = { redis, inspect: new LockScripts(redis, 'rlock-cli').inspect, connection, keyPrefix: values.prefix, json: values.json, out, stopped: () => stopped };
     if (command === 'inspect') await inspectCommand(ctx, name, kind);
     else if (command === 'list') await listCommand(ctx, values.match);
     else if (command === 'force-unlock') await forceUnlockCommand(ctx, name, kind, values.yes);

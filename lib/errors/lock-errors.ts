@@ -143,11 +143,3 @@ export function toLockError(error: unknown, operation: LockOperation, lockName: 
   const detail = error instanceof Error ? error.message : String(error);
   return new LockRedisError(`${what} failed: ${detail}`, operation, { lockName, cause: error });
 }
-
-/** The small negative status codes the Lua scripts return (mirrored in their headers). */
-export const ScriptStatus = {
-  /** The owner holds no hold on the lock. */
-  NotHeld: -1,
-  /** The owner asked for a write lock while holding only read holds of it. */
-  UpgradeRefused: -3,
-} as const;

@@ -1,90 +1,13 @@
-import type { LockContext } from '../context.js';
-import { LockLostError, type LockError, type LockLostReason, type ObjectKind } from '../errors.js';
-import { HOLD_DRIFT_FACTOR, HOLD_DRIFT_MS } from '../options.js';
+import { LockLostError, type LockError, type LockLostReason } from '../errors.js';
+import type { HoldKind } from '../kinds.js';
 import type { RenewTarget } from '../scripts/script-types.js';
 import { holdEnded, holdStarted } from '../telemetry/hold-channels.js';
 import { contextOfOwner, HoldCalls } from './hold-calls.js';
-import { NO_LEASES, type HoldLease } from './hold-leases.js';
+import { Hold, holdDrift, type HoldEnd } from './hold.js';
 import type { PendingRelease } from './pending-release.js';
 
 export type { RenewTarget } from '../scripts/script-types.js';
-
-/** What a hold's messages call the object it is on: a permit is a hold on a semaphore. */
-export function kindOf(target: RenewTarget): ObjectKind {
-  return target.script === 'permit' ? 'semaphore' : 'lock';
-}
-
-/** Why a hold ended, for its observers: undefined when it was released. */
-export type HoldEnd = LockLostReason | 'closed' | undefined;
-
-/**
- * Follows one hold from outside: a MultiLock (to forget its set) or a RedLock (whose node holds
- * are renewed by their clients' watchdogs, and which is lost when too few of them remain).
- */
-export interface HoldObserver {
-  /** The watchdog's renewal of the hold was confirmed. */
-  renewed?(hold: Hold): void;
-  /** The hold ended: released, lost, expired, or its client closed. */
-  ended?(hold: Hold, why: HoldEnd): void;
-}
-
-/** What the client knows of one owner's holds on one lock (re-entries share it). */
-export class Hold {
-  /** Holds confirmed by Redis: each needs one release. */
-  count = 0;
-  /** Renewed by the watchdog: some acquisition of it was in watchdog mode. */
-  watchdog = false;
-  /**
-   * The holder's clock (performance.now() ms): the send time of the latest acquisition or
-   * renewal Redis confirmed, plus its lease, minus the drift margin. Past it the hold may be
-   * gone in Redis.
-   */
-  validUntil = 0;
-  /** The last release is under way, or failed and is retried: the hold is no longer renewed. */
-  ending = false;
-  /** Releases sent and not yet answered: a renewal that finds the lock gone meanwhile is no loss. */
-  releasing = 0;
-  pending: PendingRelease | undefined;
-  /** A last release under way or retried: the owner's next acquisition waits for it (timely-acquire.ts). */
-  finalRelease: PendingRelease | undefined;
-  /** Leases to abort when the hold is lost (NO_LEASES until one is added: most holds have none). */
-  leases: ReadonlySet<HoldLease> = NO_LEASES;
-  /** Told when the hold is renewed or ends (see HoldObserver). */
-  observers: HoldObserver[] | undefined;
-  /**
-   * A node hold of a RedLock: its loss is no news by itself (no `lost`, no `renewed` event); its
-   * observer decides.
-   */
-  quiet = false;
-  /** Renewals the watchdog may still make (RedLock `maxRenewals`); undefined: no cap. */
-  renewalsLeft: number | undefined;
-  /** Releases `count` holds of the owner in the background, nobody waiting (see Holds#expire). */
-  letGo: ((count: number) => void) | undefined;
-  /** The clock ended it and let go of it in Redis: a re-entry sent before then may be let go too. */
-  letGoSent = false;
-  /** performance.now() when the owner's first hold was confirmed: `released` tells `heldMs` from it. */
-  readonly since = performance.now();
-  /** Permits the hold is (a Permit's count, 1 for a lock); `announced`: `rlock:hold:end` is due once. */
-  permits = 1;
-  announced = false;
-  /** The lock context the owner id is of, in the process that took the hold: its hand-off bars that context. */
-  context: LockContext | undefined;
-
-  constructor(
-    readonly id: string,
-    /** The lock and kind, as `${kind}\0${lock key}`: where unscoped owners are listed. */
-    readonly lockId: string,
-    readonly owner: string,
-    readonly target: RenewTarget,
-    /** Taken outside any lock context: `unlock()` finds it through the unscoped list. */
-    readonly unscoped: boolean,
-  ) {}
-}
-
-/** The margin the holder's clock keeps before a lease of `ttlMs` can run out in Redis. */
-export function holdDrift(ttlMs: number): number {
-  return ttlMs * HOLD_DRIFT_FACTOR + HOLD_DRIFT_MS;
-}
+export { Hold, holdDrift, type HoldEnd, type HoldObserver, type HoldState } from './hold.js';
 
 export interface HoldsListener {
   /** The hold was lost (renewal found it gone or taken, or its clock ran out): tell the holder. */
@@ -93,6 +16,7 @@ export interface HoldsListener {
 
 /** An acquisition Redis confirmed. */
 export interface Acquisition {
+  readonly kind: HoldKind;
   readonly lockId: string;
   readonly owner: string;
   readonly target: RenewTarget;
@@ -109,6 +33,8 @@ export interface Acquisition {
   /** The lease it set in Redis, ms. */
   readonly ttlMs: number;
   readonly watchdog: boolean;
+  /** The hold count Redis reported (an adopted hold's); default: one more. */
+  readonly count?: number;
 }
 
 /**
@@ -143,7 +69,7 @@ export class Holds {
   /** The holds the watchdog renews now. */
   *watched(): Iterable<Hold> {
     for (const hold of this.#holds.values()) {
-      if (hold.watchdog && !hold.ending && hold.count > 0 && hold.renewalsLeft !== 0) yield hold;
+      if (hold.watchdog && hold.held && hold.renewalsLeft !== 0) yield hold;
     }
   }
 
@@ -156,21 +82,21 @@ export class Holds {
   acquired(a: Acquisition): Hold {
     const id = holdId(a.lockId, a.owner);
     let hold = this.#holds.get(id);
-    if (!hold || hold.count === 0) {
-      if (hold) holdEnded(this.clientId, hold, undefined);
-      hold = new Hold(id, a.lockId, a.owner, a.target, a.unscoped);
-      if (a.quiet) hold.quiet = true;
-      if (a.permits !== undefined) hold.permits = a.permits;
-      hold.renewalsLeft = a.maxRenewals;
-      hold.letGo = a.letGo;
-      // Recorded synchronously with the acquisition's answer, in the caller's context.
-      hold.context = contextOfOwner(this.clientId, a.owner);
+    if (!hold || hold.state === 'released') {
+      if (hold) {
+        // Released, its record kept for its lease: a new hold replaces it.
+        Hold.move(hold, 'ended');
+        holdEnded(this.clientId, hold, undefined);
+      }
+      // The context is read synchronously with the acquisition's answer, in the caller's context.
+      const { quiet, maxRenewals, permits, letGo } = a;
+      hold = new Hold(id, a.kind, a.lockId, a.owner, a.target, a.unscoped, { quiet, maxRenewals, permits, letGo, context: contextOfOwner(this.clientId, a.owner) });
       this.#holds.set(id, hold);
       if (a.unscoped) this.rememberUnscoped(a.lockId, a.owner);
       holdStarted(this.clientId, hold);
     }
-    hold.count += 1;
-    hold.ending = false;
+    hold.count = a.count ?? hold.count + 1;
+    Hold.move(hold, 'held');
     if (a.watchdog) hold.watchdog = true;
     this.confirmed(hold, a.sentAt, a.ttlMs);
     return hold;
@@ -190,19 +116,38 @@ export class Holds {
     if (hold.observers) for (const observer of hold.observers) observer.renewed?.(hold);
   }
 
-  /** Forgets the hold (released, lost, or gone with its lease) and tells its observers why. */
-  end(hold: Hold, why?: HoldEnd): void {
+  /**
+   * Its last release is sent (`pending`; undefined: the hold is kept in Redis to its lease
+   * instead): no longer renewed; the owner's next acquisition waits for the release.
+   */
+  lastReleaseSent(hold: Hold, pending: PendingRelease | undefined): void {
+    Hold.move(hold, 'ending');
+    hold.finalRelease = pending;
+  }
+
+  /** A release retried in the background was answered: `left` holds remain (none: `released`). */
+  answered(hold: Hold, left: number): void {
+    hold.count = Math.max(0, left);
+    if (hold.count === 0) Hold.move(hold, 'released');
+  }
+
+  /**
+   * Forgets the hold (released, lost, or gone with its lease) and tells its observers why.
+   * `letGoSent`: the holder's clock ended it and let go of it in Redis.
+   */
+  end(hold: Hold, why?: HoldEnd, letGoSent = false): void {
     if (this.#holds.get(hold.id) !== hold) return;
     this.#holds.delete(hold.id);
+    Hold.move(hold, letGoSent ? 'let-go' : 'ended');
     holdEnded(this.clientId, hold, why);
     if (hold.unscoped) this.forgetUnscoped(hold.lockId, hold.owner);
     if (hold.observers) for (const observer of hold.observers) observer.ended?.(hold, why);
   }
 
   /** The hold is lost: forget it, abort its Leases with `error`, and tell the listener. */
-  lose(hold: Hold, reason: LockLostReason, error: LockError): void {
+  lose(hold: Hold, reason: LockLostReason, error: LockError, letGoSent = false): void {
     if (!this.isCurrent(hold)) return;
-    this.end(hold, reason);
+    this.end(hold, reason, letGoSent);
     if (hold.quiet) return;
     for (const lease of hold.leases) lease.abort(error);
     this.#listener.lost(hold, reason);
@@ -287,23 +232,20 @@ export class Holds {
 
   #expire(hold: Hold): void {
     // A release under way, or a fixed lease nobody holds a Lease of: nobody to tell.
-    if (hold.ending || hold.count === 0 || (!hold.watchdog && hold.leases.size === 0 && !hold.quiet)) {
+    if (!hold.held || (!hold.watchdog && hold.leases.size === 0 && !hold.quiet)) {
       this.end(hold, hold.count === 0 ? undefined : 'expired');
       return;
     }
     const error = new LockLostError(
-      `${kindOf(hold.target)} "${hold.target.name}" may have expired: no renewal or acquisition was confirmed within its lease`,
+      `${hold.object} "${hold.target.name}" may have expired: no renewal or acquisition was confirmed within its lease`,
       'expired',
       { lockName: hold.target.name },
     );
     // The holder is told it lost the lock. A renewal that ran in Redis but whose answer never came
     // may still keep it there: let go of it, so that no hold outlives what the client believes
     // (the owner asking again must take the lock afresh, not re-enter a hold it was told it lost).
-    if (hold.letGo) {
-      hold.letGoSent = true;
-      hold.letGo(hold.count);
-    }
-    this.lose(hold, 'expired', error);
+    hold.letGo?.(hold.count);
+    this.lose(hold, 'expired', error, hold.letGo !== undefined);
   }
 }
 

@@ -1,3 +1,4 @@
+import type { HoldsLeft } from '../scripts/registry.js';
 import type { HeldRequest, WindowRequest } from '../scripts/registry.js';
 
 /**
@@ -6,7 +7,7 @@ import type { HeldRequest, WindowRequest } from '../scripts/registry.js';
  */
 export class PendingRelease implements HeldRequest {
   /** The hold count Redis answered once a retry got through; undefined while none has. */
-  left: number | undefined = undefined;
+  left: HoldsLeft | undefined = undefined;
   #done = false;
   #settled: Promise<void> | undefined;
   #resolve: (() => void) | undefined;

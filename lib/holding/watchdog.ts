@@ -1,5 +1,5 @@
 import { LockLostError, LockReplicationError, toLockError, type LockLostReason } from '../errors.js';
-import { kindOf, type Hold, type Holds } from './holds.js';
+import type { Hold, Holds } from './holds.js';
 import { RENEW_BATCH_SIZE, RENEW_RETRY_MS } from '../options.js';
 import type { LockScripts, ReplicaAck } from '../scripts/registry.js';
 import type { Topology } from '../redis/topology.js';
@@ -124,9 +124,9 @@ export class Watchdog {
       if (results[i] === RENEWED) {
         holds.renewed(hold, sentAt, leaseMs);
         if (!hold.quiet) listener.renewed(hold);
-      } else if (hold.releasing === 0 && !hold.ending) {
+      } else if (hold.releasing === 0 && hold.held) {
         const reason: LockLostReason = results[i] === GONE ? 'deleted' : 'taken';
-        const message = `${kindOf(hold.target)} "${hold.target.name}" was lost (${reason})`;
+        const message = `${hold.object} "${hold.target.name}" was lost (${reason})`;
         holds.lose(hold, reason, new LockLostError(message, reason, { lockName: hold.target.name }));
       }
     });

@@ -2,9 +2,11 @@ import type { LockCore } from '../core.js';
 import type { RenewTarget } from '../holding/holds.js';
 import { BaseLock } from '../locks/base-lock.js';
 import { waitNonFair } from '../waiting/non-fair-wait.js';
-import type { CallRequest, HeldRequest } from '../scripts/registry.js';
+import type { CallRequest, HeldRequest, HoldsLeft } from '../scripts/registry.js';
 import type { Acquired } from '../waiting/wait.js';
-import { ElectionScripts, type ElectionKeys } from './election-scripts.js';
+import type { ElectionKeys } from '../keys.js';
+import type { ElectionScripts } from '../scripts/election-scripts.js';
+import { KINDS } from '../kinds.js';
 
 /**
  * One campaign as a lock: a fenced lock on the election's hash whose acquisition also publishes
@@ -20,7 +22,7 @@ export class ElectionLock extends BaseLock {
   constructor(core: LockCore, keys: ElectionKeys, value: string) {
     super(core, keys.name, 'election');
     this.electionKeys = keys;
-    this.#scripts = ElectionScripts.of(core);
+    this.#scripts = core.scripts.election;
     this.#value = value;
   }
 
@@ -31,7 +33,7 @@ export class ElectionLock extends BaseLock {
 
   protected override renewTarget(owner: string): RenewTarget {
     // The election's hash has the lock hash's layout (owner id → hold count): the lock's batched renewal serves it.
-    return { name: this.name, script: 'lock', keys: [this.electionKeys.election], holder: owner };
+    return { name: this.name, script: KINDS.election.renew, keys: [this.electionKeys.election], holder: owner };
   }
 
   protected override acquireFor(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
@@ -44,7 +46,7 @@ export class ElectionLock extends BaseLock {
     }), () => this.abandon(owner));
   }
 
-  protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<number> {
+  protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<HoldsLeft> {
     return this.request(owner, (request) => this.#scripts.resign(this.electionKeys, owner, reExpireMs, request, this.core.publish, recordMs), held);
   }
 

@@ -2,7 +2,7 @@ import { runInNewContext } from '../context.js';
 import type { LockCore } from '../core.js';
 import { checkLockName, checkOptions, checkSignal, checkWaitTime } from '../validate.js';
 import { ElectionLock } from './election-lock.js';
-import { electionKeys, ElectionScripts, type ElectionKeys } from './election-scripts.js';
+import { electionKeys, type ElectionKeys } from '../keys.js';
 import { checkLeaderValue, Leadership } from './leadership.js';
 import { observeElection, type LeaderInfo } from './observe.js';
 
@@ -74,7 +74,7 @@ export class Election implements RElection {
   async leader(): Promise<LeaderInfo | null> {
     this.#core.assertOpen();
     await this.#core.ready();
-    const { leader } = await ElectionScripts.of(this.#core).state(this.#keys);
+    const { leader } = await this.#core.scripts.election.state(this.#keys);
     return leader && { value: leader.value, epoch: leader.epoch };
   }
 

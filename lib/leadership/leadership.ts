@@ -1,7 +1,7 @@
+import { ScriptStatus } from '../scripts/registry.js';
 import { InvalidArgumentError, LockLostError, LockNotHeldError } from '../errors.js';
-import type { Lease } from '../holding/lease.js';
+import type { Lease } from '../lease/lease.js';
 import type { ElectionLock } from './election-lock.js';
-import { ElectionScripts } from './election-scripts.js';
 
 /** A leader's value: any string (the default is ''). */
 export function checkLeaderValue(value: unknown, lockName: string): string {
@@ -83,8 +83,8 @@ export class Leadership implements AsyncDisposable {
     this.#lease.signal.throwIfAborted();
     core.assertOpen();
     const keys = this.#lock.electionKeys;
-    const rev = await core.scripts.requests.send(keys.election, this.owner, (request) => ElectionScripts.of(core).proclaim(keys, this.owner, request, value, core.publish));
-    if (rev < 0) {
+    const rev = await core.scripts.requests.send(keys.election, this.owner, (request) => core.scripts.election.proclaim(keys, this.owner, request, value, core.publish));
+    if (rev === ScriptStatus.NotHeld) {
       throw new LockLostError(`election "${this.name}": leadership of epoch ${this.epoch} is lost (proclaim found another leader or none)`, 'deleted', {
         lockName: this.name,
       });

@@ -1,7 +1,8 @@
 import type { LockCore } from '../core.js';
 import { LockClientClosedError } from '../errors.js';
-import type { NoticeListener } from '../waiting/subscriber.js';
-import { ElectionScripts, type ElectionKeys, type ElectionState } from './election-scripts.js';
+import type { NoticeListener } from '../waiting/notice-subscriber.js';
+import type { ElectionKeys } from '../keys.js';
+import type { ElectionState } from '../scripts/registry.js';
 
 /** Who leads an election, as `leader()` and `observe()` tell it. */
 export interface LeaderInfo {
@@ -141,7 +142,7 @@ class ElectionWatch implements NoticeListener {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     const known = this.#latest;
-    ElectionScripts.of(this.#core)
+    this.#core.scripts.election
       .state(this.#keys)
       .then(
         (read) => {

@@ -1,11 +1,10 @@
 import { runInNewContext } from '../context.js';
 import type { LockCore } from '../core.js';
 import { InvalidArgumentError, LockAcquireTimeoutError } from '../errors.js';
-import type { Lease } from '../holding/lease.js';
-import { ReentrantLock } from '../locks/lock.js';
+import type { Lease } from '../lease/lease.js';
+import { ReentrantLock } from '../locks/reentrant-lock.js';
 import { MIN_LEASE_MS } from '../options.js';
 import { checkFunction, checkLockName, checkOptions, checkSignal, MAX_DURATION_MS } from '../validate.js';
-import { ElectionScripts } from './election-scripts.js';
 
 /** Options of `locks.runExclusive()`. */
 export interface RunExclusiveOptions {
@@ -79,9 +78,10 @@ class ExclusiveRunLock extends ReentrantLock {
   async keep(lease: Lease, keepMs: number): Promise<void> {
     const hold = this.holdOf(lease.owner);
     if (!hold) return;
-    hold.ending = true;
+    // No longer renewed from now on.
+    this.core.holds.lastReleaseSent(hold, undefined);
     try {
-      await ElectionScripts.of(this.core).keepHold(this.keys.lock, this.name, lease.owner, keepMs);
+      await this.core.scripts.election.keepHold(this.keys.lock, this.name, lease.owner, keepMs);
     } finally {
       // Not lost, not released: nobody is to be told when its lease ends.
       this.core.holds.end(hold);

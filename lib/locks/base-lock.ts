@@ -2,27 +2,22 @@ import { currentContext, newContextId, ownerId } from '../context.js';
 import type { LockCore } from '../core.js';
 import { LockAcquireTimeoutError, LockNotHeldError } from '../errors.js';
 import type { Hold, RenewTarget } from '../holding/holds.js';
-import { Lease } from '../holding/lease.js';
+import { Lease } from '../lease/lease.js';
 import { checkFunction, checkLockArgs, checkTryLockArgs, checkWaitOptions, WATCHDOG_LEASE } from '../validate.js';
 import type { Acquired } from '../waiting/wait.js';
-import { leaseOfHold, releaseHold, type ReleaseTicket } from '../holding/hold-release.js';
-import { LockMember } from './lock-member.js';
-import { movesOf, releaseWhole } from '../holding/lease-moves.js';
+import { releaseHold, type ReleaseTicket, type SendRelease } from '../holding/release-hold.js';
+import { leaseOfHold } from '../lease/lease-of-hold.js';
+import { movesOf, releaseWhole } from '../lease/lease-moves.js';
 import { recordHold } from '../holding/record-hold.js';
-import type { LeaseHandleKind } from '../holding/lease-handle.js';
-import { HOLD_ACCESS, type HoldAccess } from '../holding/hold-access.js';
-import { traceRelease } from '../telemetry/tracing.js';
-import { runWithLease } from '../holding/with-lease.js';
-import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
-import { acquireInTime, type AcquireCall } from './timely-acquire.js';
+import { KINDS, lockIdOf, type HoldKind } from '../kinds.js';
+import type { LeaseHandleKind } from '../lease/lease-handle.js';
+import { OWNER_CALLS, type OwnerCalls } from '../owner-calls.js';
+import { isReleaseTraced, traceRelease } from '../telemetry/tracing.js';
+import { runWithLease } from '../lease/run-with-lease.js';
+import type { LockWaitOptions, RLock, SignalOptions } from './lock-interfaces.js';
+import { acquireInTime, type AcquireCall } from './acquire-in-time.js';
 import { LockQueries } from './lock-queries.js';
-import type { CallRequest, HeldRequest } from '../scripts/registry.js';
-
-/**
- * Brands every BaseLock under a registry symbol, so a MultiLock of one loaded copy of rlock (ESM
- * or CJS) takes the locks of the other. Versioned: MultiLock relies on BaseLock's internals.
- */
-export const BASE_LOCK = Symbol.for('rlock.baseLock.v2');
+import type { CallRequest, HeldRequest, HoldsLeft } from '../scripts/registry.js';
 
 const isAcquired = (acquired: Acquired | false): boolean => acquired !== false;
 const nothing = (): void => undefined;
@@ -30,18 +25,18 @@ const nothing = (): void => undefined;
 /**
  * What every lock kind shares: owner resolution (contexts and unscoped holds), argument
  * checks, watchdog and event bookkeeping, leases, withLock/acquire; the read-only queries come
- * from LockQueries, one acquisition call's attempts from acquireInTime (timely-acquire.ts).
+ * from LockQueries, one acquisition call's attempts from acquireInTime (acquire-in-time.ts).
  * A kind supplies how to acquire (with its waiting strategy) and how to release.
  */
 export abstract class BaseLock extends LockQueries implements RLock {
   /** This lock and kind in the client's hold records: `${kind}\0${lock key}`. */
   readonly #lockId: string;
-  readonly #kind: LeaseHandleKind | 'election';
+  readonly #kind: HoldKind;
 
-  protected constructor(core: LockCore, name: unknown, kind: LeaseHandleKind | 'election') {
-    super(core, name);
+  protected constructor(core: LockCore, name: unknown, kind: HoldKind) {
+    super(core, name, kind);
     this.#kind = kind;
-    this.#lockId = `${kind}\u0000${this.keys.lock}`;
+    this.#lockId = lockIdOf(kind, this.keys.lock);
   }
 
   /**
@@ -56,7 +51,7 @@ export abstract class BaseLock extends LockQueries implements RLock {
    * release sent again, else it is used once; a final release answers a resend for `recordMs`.
    * Resolves with the remaining hold count or ScriptStatus.NotHeld.
    */
-  protected abstract releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<number>;
+  protected abstract releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<HoldsLeft>;
 
   /** Sends a changing call for `owner` (undefined: forceUnlock) with a request of the client's window on the lock's key. */
   protected request<T>(owner: string | undefined, send: (request: CallRequest) => Promise<T>, held?: HeldRequest): Promise<T> {
@@ -65,7 +60,7 @@ export abstract class BaseLock extends LockQueries implements RLock {
 
   /** How the watchdog renews `owner`'s hold of this lock. */
   protected renewTarget(owner: string): RenewTarget {
-    return { name: this.name, script: 'lock', keys: [this.keys.lock], holder: owner };
+    return { name: this.name, script: KINDS[this.#kind].renew, keys: [this.keys.lock], holder: owner };
   }
 
   /** The lease of a hold in Redis, ms: the watchdog's timeout in watchdog mode. */
@@ -151,24 +146,6 @@ export abstract class BaseLock extends LockQueries implements RLock {
     return runWithLease(() => this.acquire(options), body, (error) => this.core.events.emit('error', error));
   }
 
-  /** For MultiLock (of this or another loaded copy of rlock): this lock as a member, with exact-owner calls. */
-  [BASE_LOCK](): LockMember {
-    return new LockMember({
-      lock: this,
-      core: this.core,
-      keys: this.keys,
-      lockId: this.#lockId,
-      newOwner: () => this.#acquiringOwner(),
-      acquireAs: async (owner, waitMs, leaseMs, signal) => {
-        await this.open();
-        return (await this.#acquire(owner, waitMs, leaseMs, signal, false)) !== false;
-      },
-      releaseAs: (owner) => this.releaseOwner(owner),
-      holdOf: (owner) => this.holdOf(owner),
-      holdCountOf: (owner) => this.holdCountOf(owner),
-    });
-  }
-
   /**
    * Releases one hold of exactly `owner` (MultiLock and RedLock); resolves with the holds left.
    * A release of its own unless `ticket` ties it to an earlier try: an earlier release of the
@@ -207,7 +184,7 @@ export abstract class BaseLock extends LockQueries implements RLock {
     return acquireInTime(new BaseLock.#Call(this, owner, waitMs, leaseMs, signal, listed && !currentContext(), maxHoldMs ?? this.core.maxHoldTimeMs));
   }
 
-  /** One acquisition call of a lock (timely-acquire.ts): one object per call, no closures. */
+  /** One acquisition call of a lock (acquire-in-time.ts): one object per call, no closures. */
   static readonly #Call = class LockAcquireCall implements AcquireCall {
     readonly core: LockCore;
     readonly name: string;
@@ -236,14 +213,14 @@ export abstract class BaseLock extends LockQueries implements RLock {
     }
 
     holdBefore(): Hold | undefined {
-      return this.lock.holdOf(this.owner);
+      return this.unscoped ? undefined : this.lock.holdOf(this.owner); // an unscoped call's owner is new: no hold yet
     }
 
     abandon(): void {
       this.lock.abandon(this.owner);
     }
 
-    rollBack(): Promise<number> {
+    rollBack(): Promise<HoldsLeft> {
       return this.lock.releaseFor(this.owner, 0, undefined, 1_000);
     }
 
@@ -259,7 +236,7 @@ export abstract class BaseLock extends LockQueries implements RLock {
   protected trackHold(owner: string, sentAt: number, leaseMs: number, how: { unscoped?: boolean; quiet?: boolean; maxRenewals?: number; maxHoldMs?: number }): Hold {
     const { unscoped = false, quiet, maxRenewals, maxHoldMs } = how;
     const ttlMs = this.ttlFor(leaseMs);
-    const acquisition = { lockId: this.#lockId, owner, target: this.renewTarget(owner), unscoped, quiet, maxRenewals, letGo: this.#letGo(owner), sentAt, ttlMs, watchdog: leaseMs === WATCHDOG_LEASE };
+    const acquisition = { kind: this.#kind, lockId: this.#lockId, owner, target: this.renewTarget(owner), unscoped, quiet, maxRenewals, letGo: this.#letGo(owner), sentAt, ttlMs, watchdog: leaseMs === WATCHDOG_LEASE };
     return recordHold(this.core, acquisition, maxHoldMs);
   }
 
@@ -270,16 +247,31 @@ export abstract class BaseLock extends LockQueries implements RLock {
     };
   }
 
-  /** For `lease.handOff()` and `locks.adopt()` (lib/holding/): this lock's holds by exact owner. */
-  [HOLD_ACCESS](): HoldAccess {
+  /** This lock's calls by exact owner: MultiLock, RedLock, hand-off and adopt (see OwnerCalls). */
+  [OWNER_CALLS](): OwnerCalls {
     return {
       core: this.core,
       name: this.name,
+      kind: this.#kind,
       lockId: this.#lockId,
+      keys: this.keys,
+      holdOf: (owner) => this.holdOf(owner),
       target: (owner) => this.renewTarget(owner),
       letGo: (owner) => this.#letGo(owner),
       // The adopted Lease stands for the whole hold: its release() releases every hold count.
       lease: (owner, token) => this.#lease(owner, { token }, releaseWhole((ticket) => this.#release(owner, ticket))),
+      newOwner: () => this.#acquiringOwner(),
+      acquire: async (owner, waitMs, leaseMs, signal) => {
+        await this.open();
+        return (await this.#acquire(owner, waitMs, leaseMs, signal, false)) !== false;
+      },
+      release: (owner, ticket) => this.releaseOwner(owner, ticket),
+      sendRelease: async (owner, reExpireMs, recordMs) => {
+        await this.open();
+        return this.releaseFor(owner, reExpireMs, undefined, recordMs);
+      },
+      holdCount: (owner) => this.holdCountOf(owner),
+      track: (owner, sentAt, leaseMs, maxRenewals) => this.trackHold(owner, sentAt, leaseMs, { quiet: true, maxRenewals }),
     };
   }
 
@@ -294,8 +286,9 @@ export abstract class BaseLock extends LockQueries implements RLock {
     const hold = this.core.holds.get(this.#lockId, owner);
     // Nothing held here: never taken, released, or its lease ran out.
     if (!hold || !this.core.holds.isCurrent(hold)) return Promise.reject(this.#notHeld());
+    const send: SendRelease = (holder, reExpireMs, pending, recordMs) => this.releaseFor(holder, reExpireMs, pending, recordMs);
     try {
-      return traceRelease(this.core, this.name, owner, this.#lockId, () => releaseHold(this.core, this.name, hold, (...args) => this.releaseFor(...args), ticket));
+      return isReleaseTraced() ? traceRelease(this.core, this.name, owner, this.#lockId, () => releaseHold(this.core, this.name, hold, send, ticket)) : releaseHold(this.core, this.name, hold, send, ticket);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -303,9 +296,9 @@ export abstract class BaseLock extends LockQueries implements RLock {
 
   #lease(owner: string, acquired: { token?: number | undefined }, release = (ticket: ReleaseTicket) => this.#release(owner, ticket)): Lease {
     const hold = this.holdOf(owner);
-    // An election's hold moves only through its Leadership, never by a handle.
+    // A kind with no handle (an election's) moves only through its own API.
     const kind = this.#kind;
-    const moves = kind === 'election' ? undefined : movesOf(this.core, hold, { kind, name: this.name, token: acquired.token });
+    const moves = KINDS[kind].handle === undefined ? undefined : movesOf(this.core, hold, { kind: kind as LeaseHandleKind, name: this.name, token: acquired.token });
     return leaseOfHold(this.name, owner, hold, acquired.token, release, moves);
   }
 

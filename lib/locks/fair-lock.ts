@@ -2,10 +2,11 @@ import type { LockCore } from '../core.js';
 import { acquireInTurn, type FairAttempt } from '../waiting/fair-wait.js';
 import { acquireOnce, type Acquired } from '../waiting/wait.js';
 import { BaseLock } from './base-lock.js';
-import { fairQueue, inspectKeys } from '../inspect/inspect.js';
+import { fairQueue } from '../inspect/inspect.js';
+import { inspectKeys } from '../keys.js';
 import type { QueuedWaiter } from '../inspect/types.js';
-import type { RFairLock } from './rlock.js';
-import type { HeldRequest } from '../scripts/registry.js';
+import type { RFairLock } from './lock-interfaces.js';
+import type { HeldRequest, HoldsLeft } from '../scripts/registry.js';
 
 /** Numbers the waiting calls of this process; with the client id they name a waiter everywhere. */
 let lastWaiter = 0;
@@ -22,7 +23,7 @@ export class FairLock extends BaseLock implements RFairLock {
 
   async getQueue(): Promise<QueuedWaiter[]> {
     await this.open();
-    return fairQueue(this.core.redis, inspectKeys(this.core.keyPrefix, this.name));
+    return fairQueue(this.core.scripts.inspect, inspectKeys(this.core.keyPrefix, this.name));
   }
 
   override async forceUnlock(): Promise<boolean> {
@@ -57,7 +58,7 @@ export class FairLock extends BaseLock implements RFairLock {
     });
   }
 
-  protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<number> {
+  protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<HoldsLeft> {
     const { core } = this;
     return this.request(owner, (request) => core.scripts.fair.release(this.keys, owner, reExpireMs, request, core.publish, recordMs), held);
   }

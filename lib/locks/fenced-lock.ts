@@ -1,12 +1,12 @@
 import type { LockCore } from '../core.js';
 import { exclusiveWait, fencedLockKeys, type FencedLockKeys, type WaitTarget } from '../keys.js';
-import type { Lease } from '../holding/lease.js';
+import type { Lease } from '../lease/lease.js';
 import { checkLockArgs, checkTryLockArgs } from '../validate.js';
 import type { Acquired } from '../waiting/wait.js';
 import { BaseLock } from './base-lock.js';
 import { waitNonFair } from '../waiting/non-fair-wait.js';
-import type { HeldRequest } from '../scripts/registry.js';
-import type { FencedLease, LockWaitOptions, RFencedLock, SignalOptions } from './rlock.js';
+import type { HeldRequest, HoldsLeft } from '../scripts/registry.js';
+import type { FencedLease, LockWaitOptions, RFencedLock, SignalOptions } from './lock-interfaces.js';
 
 /**
  * The fenced lock: the reentrant lock's hash (owner id → hold count) plus the holder's `token`,
@@ -64,7 +64,7 @@ export class FencedLock extends BaseLock implements RFencedLock {
     }), () => this.abandon(owner));
   }
 
-  protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<number> {
+  protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<HoldsLeft> {
     const { core } = this;
     return this.request(owner, (request) => core.scripts.lock.release(this.#keys, owner, reExpireMs, request, core.publish, recordMs), held);
   }

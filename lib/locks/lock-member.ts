@@ -1,23 +1,6 @@
 import type { LockCore } from '../core.js';
-import type { Hold } from '../holding/holds.js';
-import type { LockKeys } from '../keys.js';
-import type { RLock } from './rlock.js';
-
-/** What a lock hands a MultiLock: its identity, and calls for exactly one owner. */
-export interface LockMemberParts {
-  readonly lock: RLock;
-  readonly core: LockCore;
-  readonly keys: LockKeys;
-  /** The lock and kind in its client's hold records. */
-  readonly lockId: string;
-  newOwner(): string;
-  /** Acquires for exactly `owner`, with no Lease, and not on the list a plain `unlock()` takes from. */
-  acquireAs(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<boolean>;
-  /** Releases one hold of exactly `owner`; resolves with the holds left. */
-  releaseAs(owner: string): Promise<number>;
-  holdOf(owner: string): Hold | undefined;
-  holdCountOf(owner: string): Promise<number>;
-}
+import type { OwnerCalls } from '../owner-calls.js';
+import type { RLock } from './lock-interfaces.js';
 
 /**
  * A lock as one member of a MultiLock. A MultiLock takes and releases its members by exact owner,
@@ -25,24 +8,23 @@ export interface LockMemberParts {
  * client took meanwhile.
  */
 export class LockMember {
-  readonly #parts: LockMemberParts;
+  readonly #calls: OwnerCalls;
 
-  constructor(parts: LockMemberParts) {
-    this.#parts = parts;
-  }
-
-  /** The lock itself, for the calls that are the same as its public ones. */
-  get lock(): RLock {
-    return this.#parts.lock;
+  constructor(
+    /** The lock itself, for the calls that are the same as its public ones. */
+    readonly lock: RLock,
+    calls: OwnerCalls,
+  ) {
+    this.#calls = calls;
   }
 
   get name(): string {
-    return this.#parts.lock.name;
+    return this.lock.name;
   }
 
   /** This lock on this client, the same for every object made for it. */
   get identity(): string {
-    return `${this.#parts.core.clientId}\u0000${this.#parts.lockId}`;
+    return `${this.#calls.core.clientId}\u0000${this.#calls.lockId}`;
   }
 
   /**
@@ -50,18 +32,18 @@ export class LockMember {
    * key on several servers) by the server's address.
    */
   get orderKey(): string {
-    const { address, deployment, db } = this.#parts.core.redis;
-    return `${this.#parts.keys.lock}\u0000${address === undefined ? deployment : `${address}/${db}`}`;
+    const { address, deployment, db } = this.#calls.core.redis;
+    return `${this.#calls.keys.lock}\u0000${address === undefined ? deployment : `${address}/${db}`}`;
   }
 
   /** The lock's key (without the connection's own prefix). */
   get key(): string {
-    return this.#parts.keys.lock;
+    return this.#calls.keys.lock;
   }
 
   /** The client internals the lock belongs to. */
   get core(): LockCore {
-    return this.#parts.core;
+    return this.#calls.core;
   }
 
   /**
@@ -73,36 +55,36 @@ export class LockMember {
   }
 
   newOwner(): string {
-    return this.#parts.newOwner();
+    return this.#calls.newOwner();
   }
 
   acquireAs(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<boolean> {
-    return this.#parts.acquireAs(owner, waitMs, leaseMs, signal);
+    return this.#calls.acquire(owner, waitMs, leaseMs, signal);
   }
 
   releaseAs(owner: string): Promise<number> {
-    return this.#parts.releaseAs(owner);
+    return this.#calls.release(owner);
   }
 
   holdCountOf(owner: string): Promise<number> {
-    return this.#parts.holdCountOf(owner);
+    return this.#calls.holdCount(owner);
   }
 
   /** Whether this client still holds the lock for `owner` (its holder's clock has not run out). */
   isHeldBy(owner: string): boolean {
-    return this.#parts.holdOf(owner) !== undefined;
+    return this.#calls.holdOf(owner) !== undefined;
   }
 
   /** Calls `onEnd` once `owner`'s hold ends (released, lost, expired); false if it holds none. */
   whenHoldEnds(owner: string, onEnd: () => void): boolean {
-    const hold = this.#parts.holdOf(owner);
+    const hold = this.#calls.holdOf(owner);
     if (!hold) return false;
-    (hold.observers ??= []).push({ ended: onEnd });
+    hold.observe({ ended: onEnd });
     return true;
   }
 
   /** A failure nobody awaits, reported as an `error` event of this lock's client. */
   reportError(error: unknown): void {
-    this.#parts.core.events.emit('error', error);
+    this.#calls.core.events.emit('error', error);
   }
 }

@@ -1,6 +1,7 @@
 import type { LockCore } from '../core.js';
 import { toLockError, type LockOperation } from '../errors.js';
-import { exclusiveHolders, inspectKeys } from '../inspect/inspect.js';
+import { inspectKeys } from '../keys.js';
+import { KINDS, type HoldKind } from '../kinds.js';
 import type { LockHolder } from '../inspect/types.js';
 import { lockKeys, type LockKeys } from '../keys.js';
 import { checkLockName } from '../validate.js';
@@ -14,7 +15,12 @@ export abstract class LockQueries {
   protected readonly core: LockCore;
   protected readonly keys: LockKeys;
 
-  protected constructor(core: LockCore, name: unknown) {
+  protected constructor(
+    core: LockCore,
+    name: unknown,
+    /** Its row of KINDS. */
+    protected readonly kind: HoldKind,
+  ) {
     this.name = checkLockName(name);
     this.core = core;
     this.keys = lockKeys(core.keyPrefix, this.name);
@@ -32,7 +38,9 @@ export abstract class LockQueries {
 
   async getHolders(): Promise<LockHolder[]> {
     await this.open();
-    return exclusiveHolders(this.core.redis, inspectKeys(this.core.keyPrefix, this.name));
+    // The kind's inspect probe (a read-write side reads its own side's holders).
+    const probe = KINDS[this.kind].holders;
+    return probe ? probe(this.core.scripts.inspect, inspectKeys(this.core.keyPrefix, this.name)) : [];
   }
 
   /** `owner`'s hold count of this lock, 0 if none. */

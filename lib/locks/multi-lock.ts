@@ -1,6 +1,6 @@
 import { currentContext } from '../context.js';
 import { InvalidArgumentError, LockAcquireTimeoutError, LockNotHeldError } from '../errors.js';
-import { Lease } from '../holding/lease.js';
+import { Lease } from '../lease/lease.js';
 import {
   checkFunction,
   checkLockArgs,
@@ -8,14 +8,14 @@ import {
   checkWaitOptions,
   type ParsedWait,
 } from '../validate.js';
-import { BASE_LOCK } from './base-lock.js';
-import type { LockMember } from './lock-member.js';
-import { runWithLease } from '../holding/with-lease.js';
-import { combineLeases } from '../holding/combined-lease.js';
+import { ownerCallsOf } from '../owner-calls.js';
+import { LockMember } from './lock-member.js';
+import { runWithLease } from '../lease/run-with-lease.js';
+import { combineLeases } from '../lease/combine-leases.js';
 import { raceDeadline } from '../waiting/wait.js';
 import { memberHolders } from '../inspect/composite.js';
 import type { LockHolder } from '../inspect/types.js';
-import type { LockWaitOptions, RLock, SignalOptions } from './rlock.js';
+import type { LockWaitOptions, RLock, SignalOptions } from './lock-interfaces.js';
 
 /**
  * Several locks taken as one: all of them or none (Redisson's RedissonMultiLock). It is an RLock
@@ -48,13 +48,14 @@ export class MultiLock implements RLock {
   constructor(...locks: RLock[]) {
     if (locks.length === 0) throw new InvalidArgumentError('a MultiLock needs at least one lock');
     const members = locks.map((lock: unknown, i) => {
-      if (!isBaseLock(lock)) {
+      const calls = ownerCallsOf(lock);
+      if (!calls) {
         throw new InvalidArgumentError(
           `lock #${i + 1} of a MultiLock must be a lock made by a LockClient (getLock, getFencedLock, ` +
             `getReadWriteLock(name).readLock() or .writeLock()), got ${lock instanceof MultiLock ? 'a MultiLock' : typeof lock}`,
         );
       }
-      return lock[BASE_LOCK]();
+      return new LockMember(lock as RLock, calls);
     });
     members.forEach((lock, i) => {
       const twin = members.findIndex((other, j) => j < i && other.isSameLockAs(lock));
@@ -268,11 +269,6 @@ export class MultiLock implements RLock {
   #combine(leases: Lease[]): Lease {
     return combineLeases(this.name, leases);
   }
-}
-
-/** A lock of this or of another loaded copy of rlock that a MultiLock can take. */
-function isBaseLock(value: unknown): value is { [BASE_LOCK](): LockMember } {
-  return typeof value === 'object' && value !== null && typeof (value as Partial<Record<typeof BASE_LOCK, unknown>>)[BASE_LOCK] === 'function';
 }
 
 /** One member held for one owner: how a MultiLock releases exactly what it took. */

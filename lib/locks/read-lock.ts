@@ -1,6 +1,6 @@
 import type { LockCore } from '../core.js';
 import type { WaitTarget } from '../keys.js';
-import type { ReadWriteState, WaiterMode } from '../scripts/registry.js';
+import type { ReadWriteState, WaiterMode, HoldsLeft } from '../scripts/registry.js';
 import { ReadWriteSide } from './read-write-side.js';
 import type { HeldRequest } from '../scripts/registry.js';
 
@@ -22,7 +22,7 @@ export class ReadLock extends ReadWriteSide {
     return this.request(owner, (request) => core.scripts.readWrite.readAcquire(this.rwKeys, owner, ttlMs, core.waiters.listenerId, mode, request));
   }
 
-  protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<number> {
+  protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<HoldsLeft> {
     const { core } = this;
     return this.request(owner, (request) => core.scripts.readWrite.readRelease(this.rwKeys, owner, reExpireMs, request, core.publish, recordMs), held);
   }

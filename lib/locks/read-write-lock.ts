@@ -1,7 +1,7 @@
 import type { LockCore } from '../core.js';
 import { checkLockName } from '../validate.js';
 import { ReadLock } from './read-lock.js';
-import type { RLock, RReadWriteLock } from './rlock.js';
+import type { RLock, RReadWriteLock } from './lock-interfaces.js';
 import { WriteLock } from './write-lock.js';
 
 /** A read-write lock: its two sides share one hash (see lib/scripts/read-write-holds.lua). */

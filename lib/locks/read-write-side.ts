@@ -5,8 +5,7 @@ import type { Acquired, AttemptResult } from '../waiting/wait.js';
 import type { RenewTarget } from '../holding/holds.js';
 import { BaseLock } from './base-lock.js';
 import { waitNonFair } from '../waiting/non-fair-wait.js';
-import { inspectKeys, readWriteHolders } from '../inspect/inspect.js';
-import type { LockHolder } from '../inspect/types.js';
+import { KINDS } from '../kinds.js';
 
 /** One side of a read-write lock (layout: lib/scripts/read-write-holds.lua). */
 export abstract class ReadWriteSide extends BaseLock {
@@ -39,7 +38,7 @@ export abstract class ReadWriteSide extends BaseLock {
 
   protected override renewTarget(owner: string): RenewTarget {
     const { lock, readers } = this.rwKeys;
-    return { name: this.name, script: 'readWrite', keys: [lock, readers], holder: `${this.#mode[0]}:${owner}` };
+    return { name: this.name, script: KINDS[this.#mode].renew, keys: [lock, readers], holder: `${this.#mode[0]}:${owner}` };
   }
 
   /** Deletes the lock if it is held in this side's mode (a writer's own read holds go with it). */
@@ -60,12 +59,6 @@ export abstract class ReadWriteSide extends BaseLock {
   override async holdCountOf(owner: string): Promise<number> {
     await this.open();
     return this.view(await this.core.scripts.readWrite.state(this.rwKeys, owner)).holdCount;
-  }
-
-  /** This side's holders: each reader (the writer too, if it also reads), or the writer. */
-  override async getHolders(): Promise<LockHolder[]> {
-    await this.open();
-    return readWriteHolders(this.core.redis, inspectKeys(this.core.keyPrefix, this.name), this.#mode);
   }
 
   /** ms until this side's longest lease ends; -2 when nobody holds it. */

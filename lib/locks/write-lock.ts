@@ -1,7 +1,7 @@
 import type { LockCore } from '../core.js';
-import { LockUpgradeError, ScriptStatus } from '../errors.js';
+import { LockUpgradeError } from '../errors.js';
 import type { WaitTarget } from '../keys.js';
-import type { ReadWriteState, WaiterMode } from '../scripts/registry.js';
+import { ScriptStatus, type HoldsLeft, type ReadWriteState, type WaiterMode } from '../scripts/registry.js';
 import { ReadWriteSide } from './read-write-side.js';
 import type { HeldRequest } from '../scripts/registry.js';
 
@@ -32,7 +32,7 @@ export class WriteLock extends ReadWriteSide {
     return reply;
   }
 
-  protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<number> {
+  protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<HoldsLeft> {
     const { core } = this;
     return this.request(owner, (request) => core.scripts.readWrite.writeRelease(this.rwKeys, owner, reExpireMs, request, core.publish, recordMs), held);
   }

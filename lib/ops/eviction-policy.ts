@@ -1,4 +1,4 @@
-import type { LockWarningInfo } from '../core.js';
+import type { LockWarningInfo } from '../events.js';
 import type { RedisPort, ServerNode } from '../redis/port.js';
 
 /** Policies under which Redis may evict a key that has a TTL: every lock key has one. */
@@ -28,7 +28,7 @@ async function policyOf(server: ServerNode): Promise<ServerPolicy | undefined> {
 
 /** The policies of the server behind `redis` (every master of a Cluster) that can be read. */
 export async function readEvictionPolicies(redis: RedisPort): Promise<ServerPolicy[]> {
-  const policies = await Promise.all(redis.masters().map(policyOf));
+  const policies = await Promise.all((await redis.masters()).map(policyOf));
   return policies.filter((policy): policy is ServerPolicy => policy !== undefined);
 }
 

@@ -8,9 +8,9 @@ export const lockMetrics = {
   acquireDuration: 'rlock.acquire.duration',
   /** Histogram, s: from a hold's first acquisition to its end (release, loss, client closed). */
   holdDuration: 'rlock.hold.duration',
-  /** UpDownCounter, `{hold}`: holds (a semaphore's permits) this process has now. */
+  /** Observable UpDownCounter, `{hold}`: holds (a semaphore's permits) this process has now. */
   holdsActive: 'rlock.holds.active',
-  /** UpDownCounter, `{waiter}`: acquisition calls in progress (their wait included). */
+  /** Observable UpDownCounter, `{waiter}`: acquisition calls in progress (their wait included). */
   waitersActive: 'rlock.waiters.active',
   /** Counter, `{hold}`: holds lost (the `lost` event). */
   lost: 'rlock.lost',

@@ -89,6 +89,7 @@ export function instrumentLocks(options: LockInstrumentationOptions = {}): LockI
   }
 
   if (lockMetrics) {
+    undo.push(() => lockMetrics.stop());
     const listen = <T>(name: string, fn: (message: T) => void): void => {
       const onMessage = (message: unknown): void => fn(message as T);
       subscribe(name, onMessage);

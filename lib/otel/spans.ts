@@ -12,6 +12,9 @@ export const lockSpans = {
   release: 'rlock.release',
 } as const;
 
+/** The most attribute sets kept (server, kind and mapped name); past it, each span builds its own. */
+const KEPT_ATTRIBUTES = 1_000;
+
 /**
  * Spans for rlock's acquisitions (their wait included) and releases, from its TracingChannels:
  * each starts in the caller's async context, so it is a child of the caller's active span.
@@ -20,8 +23,8 @@ export class LockSpans {
   readonly #tracer: Tracer;
   readonly #lockName: LockNameAttribute | undefined;
   readonly #spans = new WeakMap<object, Span>();
-  /** `server.*` attributes per server address (a process talks to few servers). */
-  readonly #servers = new Map<string | undefined, Attributes>();
+  /** A span's start attributes by server, kind and mapped name (a process has few of each); never changed once made. */
+  readonly #attributeSets = new Map<string, Attributes>();
 
   constructor(tracer: Tracer, lockName: LockNameAttribute | undefined) {
     this.#tracer = tracer;
@@ -29,9 +32,11 @@ export class LockSpans {
   }
 
   acquireStarted(context: AcquireTraceContext): void {
-    const attributes = this.#attributes(context);
-    if (context.permits !== undefined) attributes[lockAttributes.permits] = context.permits;
-    this.#start(lockSpans.acquire, context, attributes);
+    if (context.permits === undefined) {
+      this.#start(lockSpans.acquire, context, this.#attributes(context));
+      return;
+    }
+    this.#start(lockSpans.acquire, context, { ...this.#attributes(context), [lockAttributes.permits]: context.permits });
   }
 
   acquireEnded(context: AcquireTraceContext): void {
@@ -60,29 +65,26 @@ export class LockSpans {
     this.#spans.set(context, this.#tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, otelContext.active()));
   }
 
-  #server(address: string | undefined): Attributes {
-    let attributes = this.#servers.get(address);
-    if (!attributes) {
-      attributes = serverAttributes(address);
-      if (this.#servers.size < 1_000) this.#servers.set(address, attributes);
-    }
-    return attributes;
-  }
-
   #take(context: object): Span | undefined {
     const span = this.#spans.get(context);
     this.#spans.delete(context);
     return span;
   }
 
+  /** The start attributes of a span (the tracer copies them): the same object for the same server, kind and mapped name. */
   #attributes(context: ReleaseTraceContext | AcquireTraceContext): Attributes {
-    const attributes: Attributes = {
-      [lockAttributes.dbSystem]: 'redis',
-      ...this.#server(context.server),
-      [lockAttributes.kind]: context.kind,
-    };
     const mapped = this.#lockName?.(context.name);
-    if (typeof mapped === 'string') attributes[lockAttributes.name] = mapped;
+    const key = `${context.server ?? ''}\u0000${context.kind}${typeof mapped === 'string' ? `\u0000${mapped}` : ''}`;
+    let attributes = this.#attributeSets.get(key);
+    if (attributes === undefined) {
+      attributes = {
+        [lockAttributes.dbSystem]: 'redis',
+        ...serverAttributes(context.server),
+        [lockAttributes.kind]: context.kind,
+      };
+      if (typeof mapped === 'string') attributes[lockAttributes.name] = mapped;
+      if (this.#attributeSets.size < KEPT_ATTRIBUTES) this.#attributeSets.set(key, attributes);
+    }
     return attributes;
   }
 }

@@ -37,7 +37,27 @@ export interface NodeRedisConnection {
 }
 
 /**
+ * A Valkey GLIDE (`@valkey/valkey-glide` 2.3+) `GlideClient` or `GlideClusterClient`, as
+ * `createClient()` resolved it. GLIDE has no key prefix. rlock opens its own pub/sub client from
+ * this one's settings, or uses the `subscriber` option: a client of the same kind made without a
+ * `pubsubSubscriptions` callback.
+ *
+ * @example
+ * import { GlideClient } from '@valkey/valkey-glide';
+ * const glide = await GlideClient.createClient({ addresses: [{ host: 'localhost', port: 6379 }] });
+ * const locks = new LockClient(glide);
+ */
+export interface GlideConnection {
+  /** Sends rlock's commands and scripts. */
+  customCommand(...args: never[]): Promise<unknown>;
+  /** GLIDE's script call (rlock sends EVAL through customCommand instead). */
+  invokeScript(...args: never[]): unknown;
+  /** GLIDE's pub/sub message queue. */
+  getPubSubMessage(...args: never[]): Promise<unknown>;
+}
+
+/**
  * The application's Redis connection, from any supported client; rlock tells which by itself,
  * and never closes it.
  */
-export type RedisConnection = IoRedisConnection | NodeRedisConnection;
+export type RedisConnection = IoRedisConnection | NodeRedisConnection | GlideConnection;

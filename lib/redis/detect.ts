@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { InvalidArgumentError } from '../errors.js';
+import { GlidePort, isGlideCluster, isGlideLike, type GlideLike } from './glide-adapter.js';
+import { GlidePubSub } from './glide-pubsub.js';
 import { IoRedisPort, IoRedisPubSub, isIoRedisLike, type IoRedisLike } from './ioredis-adapter.js';
 import { isNodeRedis6, isNodeRedisLike, nodeRedisDeployment, NodeRedisPort, type NodeRedisLike } from './node-redis-adapter.js';
 import { NodeRedisPubSub } from './node-redis-pubsub.js';
@@ -18,7 +20,7 @@ function describe(value: unknown): string {
 }
 
 const SUPPORTED =
-  'an ioredis or iovalkey Redis or Cluster, or a connected node-redis 6 createClient(), createCluster() or createSentinel()';
+  'an ioredis or iovalkey Redis or Cluster, a connected node-redis 6 createClient(), createCluster() or createSentinel(), or a Valkey GLIDE GlideClient or GlideClusterClient';
 
 /** node-redis 5 (or older): refused, naming the version to use instead (see isNodeRedis6). */
 function assertNodeRedis6(conn: NodeRedisLike, what: string): void {
@@ -33,6 +35,12 @@ function assertNodeRedis6(conn: NodeRedisLike, what: string): void {
 function ioSubscribed(conn: IoRedisLike): boolean {
   const condition = (conn as unknown as { condition?: { subscriber?: unknown } }).condition;
   return Boolean(condition?.subscriber);
+}
+
+/** GLIDE before 2.3 cannot subscribe after a client was made: notices need it. */
+function assertGlide23(conn: GlideLike, what: string): void {
+  if (typeof conn.subscribe === 'function') return;
+  throw new InvalidArgumentError(`\`${what}\` is a Valkey GLIDE client older than 2.3, which cannot subscribe after it was made: use @valkey/valkey-glide ^2.3`);
 }
 
 /**
@@ -61,6 +69,10 @@ export function redisPortOf(value: unknown, what: string): RedisPort {
       }
       return new NodeRedisPort(value, deployment, sha1);
     }
+    if (isGlideLike(value)) {
+      assertGlide23(value, what);
+      return new GlidePort(value);
+    }
   }
   throw new InvalidArgumentError(`\`${what}\` must be ${SUPPORTED}; got ${describe(value)}`);
 }
@@ -69,13 +81,46 @@ export function redisPortOf(value: unknown, what: string): RedisPort {
 export type PubSubFactory = (sharded: boolean) => PubSubPort;
 
 /**
+ * rlock's own pub/sub connection, opened from the application's: checked now where it can be.
+ * @throws InvalidArgumentError when rlock cannot open one (a GLIDE client whose settings it cannot read).
+ */
+export function defaultSubscriber(main: RedisPort): PubSubFactory {
+  if (main instanceof GlidePort) main.assertCanOpenPubSub();
+  return (sharded) => main.openPubSub(sharded);
+}
+
+/** The family of a connection of any supported client, for an error message. */
+function familyOf(value: object): string | undefined {
+  if (isIoRedisLike(value)) return 'an ioredis/iovalkey connection';
+  if (isNodeRedisLike(value)) return 'a node-redis client';
+  if (isGlideLike(value)) return `a GLIDE ${isGlideCluster(value) ? 'GlideClusterClient' : 'GlideClient'}`;
+  return undefined;
+}
+
+/** The application's GLIDE `subscriber`: of the same kind as the main client, made without a message callback. */
+function glideSubscriberOf(value: GlideLike, main: RedisPort): PubSubFactory {
+  assertGlide23(value, 'subscriber');
+  if (isGlideCluster(value) !== (main.deployment === 'cluster')) {
+    const [got, want] = main.deployment === 'cluster' ? ['GlideClient', 'GlideClusterClient'] : ['GlideClusterClient', 'GlideClient'];
+    throw new InvalidArgumentError(`\`subscriber\` must be a GLIDE ${want}, like the main client; got a ${got}`);
+  }
+  if (value.config?.pubsubSubscriptions?.callback !== undefined) {
+    throw new InvalidArgumentError(
+      '`subscriber` is a GLIDE client made with a pubsubSubscriptions callback, which would get the notices instead of rlock: make it without one',
+    );
+  }
+  return (sharded) => GlidePubSub.given(value, sharded);
+}
+
+/**
  * The application's own `subscriber` connection as rlock's pub/sub connection: it must come from
  * the same client family as the main connection. rlock never closes it.
  * @throws InvalidArgumentError for anything else.
  */
 export function subscriberOf(value: unknown, main: RedisPort): PubSubFactory {
   if (typeof value === 'object' && value !== null) {
-    if (isIoRedisLike(value) && main.family !== 'node-redis') return (sharded) => new IoRedisPubSub(value, false, sharded);
+    if (isGlideLike(value) && main.family === 'glide') return glideSubscriberOf(value, main);
+    if (isIoRedisLike(value) && (main.family === 'ioredis' || main.family === 'iovalkey')) return (sharded) => new IoRedisPubSub(value, false, sharded);
     if (isNodeRedisLike(value) && main.family === 'node-redis') {
       assertNodeRedis6(value, 'subscriber');
       if (!value.isOpen) {
@@ -83,8 +128,8 @@ export function subscriberOf(value: unknown, main: RedisPort): PubSubFactory {
       }
       return (sharded) => new NodeRedisPubSub(value, false, sharded);
     }
-    if (isIoRedisLike(value) || isNodeRedisLike(value)) {
-      const family = isIoRedisLike(value) ? 'an ioredis/iovalkey connection' : 'a node-redis client';
+    const family = familyOf(value);
+    if (family !== undefined) {
       throw new InvalidArgumentError(`\`subscriber\` must come from the same client as the main connection (${main.family}); got ${family}`);
     }
   }

@@ -10,7 +10,6 @@ export interface IoRedisLike {
   duplicate(...args: unknown[]): IoRedisLike;
   call(command: string, ...args: Arg[]): Promise<unknown>;
   pipeline(): IoPipeline;
-  multi(commands: Arg[][]): { exec(): Promise<[Error | null, unknown][] | null> };
   nodes?(role: 'master'): IoRedisLike[];
   ping(): Promise<unknown>;
   subscribe(...channels: string[]): Promise<unknown>;
@@ -31,7 +30,7 @@ interface IoPipeline {
 
 type ScriptCall = (...args: Arg[]) => Promise<unknown>;
 
-/** The reply of command `index` of a pipeline or transaction, or its error thrown. */
+/** The reply of command `index` of a pipeline, or its error thrown. */
 function replyOf(replies: [Error | null, unknown][] | null, index: number): unknown {
   const entry = replies?.[index];
   if (!entry) throw new Error('rlock: the pipeline returned no reply');
@@ -106,20 +105,15 @@ export class IoRedisPort extends ConnectionFacts implements RedisPort {
     return this.#conn.call(String(args[0]), ...args.slice(1));
   }
 
-  async transaction(_key: string, commands: readonly (readonly Arg[])[]): Promise<unknown[]> {
-    const replies = await this.#conn.multi(commands.map((command) => [...command])).exec();
-    return commands.map((_, i) => replyOf(replies, i));
-  }
-
   async waitForReplicas(key: string, ack: ReplicaAck): Promise<number> {
     // EXISTS pins the pipeline to the key's node on a Cluster; WAIT itself has no key.
     const replies = await this.#conn.pipeline().call('exists', key).call('wait', ack.replicas, ack.timeoutMs).exec();
     return Number(replyOf(replies, 1));
   }
 
-  masters(): ServerNode[] {
+  masters(): Promise<ServerNode[]> {
     const nodes = this.deployment === 'cluster' ? this.#conn.nodes!('master') : [this.#conn];
-    return nodes.map((node) => ({ address: addressOf(node), command: (args) => node.call(String(args[0]), ...args.slice(1)) }));
+    return Promise.resolve(nodes.map((node) => ({ address: addressOf(node), command: (args) => node.call(String(args[0]), ...args.slice(1)) })));
   }
 
   slotOwner(slot: number): string | undefined {

@@ -1,5 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
+import { isReplyError } from './node-redis-errors.js';
 import { NodeRedisPubSub, type NodeRedisSubscribable } from './node-redis-pubsub.js';
+import { Resender } from './resender.js';
 import { ConnectionFacts, type Arg, type Deployment, type LuaScript, type PubSubPort, type RedisPort, type ReplicaAck, type ServerNode } from './port.js';
 
 /** A node-redis `createClient()`, `createCluster()` or `createSentinel()` object, by what this adapter uses. */
@@ -70,20 +72,6 @@ function isNoScript(error: unknown): boolean {
   return error instanceof Error && NOSCRIPT.test(error.message);
 }
 
-/** Whether `error` is Redis' own answer (node-redis' ErrorReply and its subclasses), not a failed connection. */
-function isReplyError(error: unknown): boolean {
-  for (let proto: unknown = error; proto !== null && proto !== undefined; proto = Object.getPrototypeOf(proto)) {
-    if ((proto as { constructor?: { name?: string } }).constructor?.name === 'ErrorReply') return true;
-  }
-  return false;
-}
-
-/**
- * How often a call whose connection dropped before its answer is sent again (ioredis' default
- * `maxRetriesPerRequest`): node-redis rejects such a call although Redis may have run it.
- */
-const MAX_RESENDS = 20;
-
 /**
  * node-redis (`redis` / `@redis/client` 6): scripts cannot be defined on a client that
  * exists, so this adapter sends EVALSHA where it knows the socket has the script (its text went
@@ -98,10 +86,8 @@ export class NodeRedisPort extends ConnectionFacts implements RedisPort {
   /** Script name → the socket (node address and socket epoch) that has it. */
   readonly #loaded = new Map<string, string>();
   readonly #sha = new Map<string, string>();
-  /** Calls to send again once the connection is back, in the order they were rejected. */
-  readonly #resends: (() => void)[] = [];
-  /** Calls made while resends wait: sent behind them. */
-  readonly #joined: (() => void)[] = [];
+  /** Resends calls whose connection dropped before the answer (node-redis rejects them); a Cluster refuses calls while offline. */
+  readonly #resender: Resender;
 
   constructor(conn: NodeRedisLike, deployment: Deployment, sha1: (text: string) => string) {
     // node-redis 6.1+ has a key prefix (ioredis' semantics: keys, not channels).
@@ -120,6 +106,11 @@ export class NodeRedisPort extends ConnectionFacts implements RedisPort {
     });
     this.#conn = conn;
     this.#sha1 = sha1;
+    this.#resender = new Resender({
+      resendable: (error) => this.#conn.isOpen && !isReplyError(error),
+      backOff: deployment === 'cluster',
+      toFront: true,
+    });
   }
 
   readonly #sha1: (text: string) => string;
@@ -138,44 +129,9 @@ export class NodeRedisPort extends ConnectionFacts implements RedisPort {
     }
   }
 
-  /**
-   * Sends a command (`build` gives its arguments at each sending, told whether it is a resend)
-   * and, as ioredis does, sends it again when the connection dropped before the answer came:
-   * every call rlock makes is idempotent under resend. Order is kept: resends go ahead of calls
-   * made later, in their first order, and a call made while resends wait goes behind them (a
-   * RedLock's undo relies on running after the attempt it undoes, on each node's connection).
-   */
-  #reliably(key: string | undefined, build: (resend: boolean) => readonly Arg[], attempt = 0): Promise<unknown> {
-    if (attempt === 0 && this.#resends.length + this.#joined.length > 0) {
-      return new Promise((resolve, reject) => this.#queue(false, () => void this.#reliably(key, build).then(resolve, reject)));
-    }
-    return this.#send(build(attempt > 0), key, attempt > 0).catch((error: unknown) => {
-      if (attempt >= MAX_RESENDS || !this.#conn.isOpen || isReplyError(error)) throw error;
-      return new Promise((resolve, reject) => {
-        this.#queue(true, () => void this.#reliably(key, build, attempt + 1).then(resolve, reject), attempt);
-      });
-    });
-  }
-
-  /**
-   * Calls waiting to be sent: resends (rejected by a drop, in the order they were rejected) and
-   * calls made meanwhile. Flushed together: the resends to the front of the client's queue, in
-   * order, then the others behind what the client already queued. A client or Sentinel queues
-   * what it cannot send yet, so the flush comes at once; a Cluster refuses commands while it has
-   * no ready node ("The client is offline"), so there it backs off.
-   */
-  #queue(resend: boolean, send: () => void, attempt = 0): void {
-    if (this.#resends.length === 0 && this.#joined.length === 0) {
-      const flush = (): void => {
-        const resends = this.#resends.splice(0);
-        const joined = this.#joined.splice(0);
-        for (let i = resends.length - 1; i >= 0; i -= 1) resends[i]!();
-        for (const call of joined) call();
-      };
-      if (this.deployment !== 'cluster') setImmediate(flush);
-      else setTimeout(flush, Math.min(10 * 2 ** attempt, 500));
-    }
-    (resend ? this.#resends : this.#joined).push(send);
+  /** Sends a command (`build` gives its arguments at each sending, told whether it is a resend), resent if its answer was lost. */
+  #reliably(key: string | undefined, build: (resend: boolean) => readonly Arg[]): Promise<unknown> {
+    return this.#resender.send((resend) => this.#send(build(resend), key, resend));
   }
 
   /** The socket a command on `key` goes out on now, if it is known and ready. */
@@ -236,10 +192,10 @@ export class NodeRedisPort extends ConnectionFacts implements RedisPort {
   }
 
   /**
-   * Commands in one round trip on the node of `key` (`atomic`: as MULTI/EXEC). A pipeline, not
+   * Commands in one round trip on the node of `key`, as a pipeline. A pipeline, not
    * separate calls: node-redis 6 sends a lone WAIT on a Cluster to every master.
    */
-  #batch(key: string, commands: readonly (readonly Arg[])[], atomic: boolean): Promise<unknown[]> {
+  #batch(key: string, commands: readonly (readonly Arg[])[]): Promise<unknown[]> {
     const routed = this.keyPrefix + key;
     const multi = this.deployment === 'cluster' ? this.#conn.multi(routed) : this.#conn.multi();
     for (const command of commands) {
@@ -248,13 +204,13 @@ export class NodeRedisPort extends ConnectionFacts implements RedisPort {
       else if (this.deployment === 'sentinel') multi.addCommand(false, args);
       else multi.addCommand(args);
     }
-    return atomic ? multi.exec() : multi.execAsPipeline();
+    return multi.execAsPipeline();
   }
 
   async runScriptThenWait(script: LuaScript, args: readonly Arg[], ack: ReplicaAck): Promise<[unknown, number]> {
     const { tail, key } = this.#scriptArgs(script, args);
     // By text: a pipeline cannot fall back from NOSCRIPT. Only syncReplicas takes this path.
-    const [reply, acks] = await this.#batch(key ?? '', [['eval', script.lua, ...tail], ['wait', ack.replicas, ack.timeoutMs]], false);
+    const [reply, acks] = await this.#batch(key ?? '', [['eval', script.lua, ...tail], ['wait', ack.replicas, ack.timeoutMs]]);
     return [reply, Number(acks)];
   }
 
@@ -264,26 +220,24 @@ export class NodeRedisPort extends ConnectionFacts implements RedisPort {
     return this.#reliably(key, () => prefixed);
   }
 
-  transaction(key: string, commands: readonly (readonly Arg[])[]): Promise<unknown[]> {
-    return this.#batch(key, commands.map((command) => command.map((arg) => (arg === key ? this.keyPrefix + key : arg))), true);
-  }
-
   async waitForReplicas(key: string, ack: ReplicaAck): Promise<number> {
     // EXISTS pins the pipeline to the key's node on a Cluster, as on ioredis.
-    const replies = await this.#batch(key, [['exists', this.keyPrefix + key], ['wait', ack.replicas, ack.timeoutMs]], false);
+    const replies = await this.#batch(key, [['exists', this.keyPrefix + key], ['wait', ack.replicas, ack.timeoutMs]]);
     return Number(replies[1]);
   }
 
-  masters(): ServerNode[] {
+  masters(): Promise<ServerNode[]> {
     if (this.deployment !== 'cluster') {
       const master = this.deployment === 'sentinel' ? this.#conn.getMasterNode!() : undefined;
       const address = master ? `${master.host}:${master.port}` : (this.address ?? 'sentinel');
-      return [{ address, command: (args) => this.#send(args, undefined) }];
+      return Promise.resolve([{ address, command: (args) => this.#send(args, undefined) }]);
     }
-    return (this.#conn.masters ?? []).map((node) => ({
-      address: node.address,
-      command: async (args) => (await this.#conn.nodeClient!(node)).sendCommand(args.map(String)),
-    }));
+    return Promise.resolve(
+      (this.#conn.masters ?? []).map((node) => ({
+        address: node.address,
+        command: async (args) => (await this.#conn.nodeClient!(node)).sendCommand(args.map(String)),
+      })),
+    );
   }
 
   slotOwner(slot: number): string | undefined {

@@ -1,6 +1,10 @@
+import { isReplyError } from './node-redis-errors.js';
 import type { PubSubHandlers, PubSubPort } from './port.js';
 
 type Listener = (message: string, channel: string) => void;
+
+/** How many times one subscribe() sends its SUBSCRIBE at most, across reconnects. */
+const SUBSCRIBE_SENDS = 10;
 
 /** What the pub/sub side of node-redis offers, on a client, a cluster or a sentinel. */
 export interface NodeRedisSubscribable {
@@ -22,6 +26,9 @@ export interface NodeRedisSubscribable {
  * re-subscribes by itself: a client before it says `ready` again, a cluster per node (sharded
  * channels move with their slot), a sentinel on the new master after a failover. rlock's own
  * connection is a `duplicate()` that it connects and closes itself.
+ * It re-subscribes only the channels Redis had confirmed, though: a SUBSCRIBE whose socket
+ * dropped before the answer is failed and forgotten, so subscribe() sends it again once the
+ * connection is back (ioredis resends such a command itself).
  */
 export class NodeRedisPubSub implements PubSubPort {
   readonly #conn: NodeRedisSubscribable;
@@ -31,6 +38,10 @@ export class NodeRedisPubSub implements PubSubPort {
   #connecting: Promise<unknown> | undefined;
   #wasReady: boolean;
   #closed = false;
+  /** Channels subscribe() was asked for and unsubscribe() not since: only these are sent again. */
+  readonly #wanted = new Set<string>();
+  /** subscribe() calls waiting for the connection to come back. */
+  readonly #awaitingReconnect = new Set<() => void>();
 
   constructor(conn: NodeRedisSubscribable, owned: boolean, sharded: boolean) {
     this.#conn = conn;
@@ -52,13 +63,27 @@ export class NodeRedisPubSub implements PubSubPort {
 
   readonly #listener: Listener = (message, channel) => this.#handlers?.message(channel, message);
   readonly #onError = (error: unknown): void => this.#handlers?.error(error);
-  readonly #onResubscribed = (): void => this.#handlers?.resubscribed();
+  readonly #onResubscribed = (): void => {
+    this.#wakeAwaiting();
+    this.#handlers?.resubscribed();
+  };
 
   readonly #onReady = (): void => {
     // node-redis re-subscribes before it says `ready` again: the channels are live now.
     if (this.#wasReady) this.#onResubscribed();
+    else this.#wakeAwaiting();
     this.#wasReady = true;
   };
+
+  #wakeAwaiting(): void {
+    for (const wake of this.#awaitingReconnect) wake();
+    this.#awaitingReconnect.clear();
+  }
+
+  /** Resolves when the connection (a client, a cluster's node, a sentinel's master) is ready again, or on close(). */
+  #reconnected(): Promise<void> {
+    return new Promise((resolve) => this.#awaitingReconnect.add(resolve));
+  }
 
   async #open(): Promise<void> {
     // rlock's own duplicate: connected here, once (a Cluster refuses commands until it is ready).
@@ -72,18 +97,30 @@ export class NodeRedisPubSub implements PubSubPort {
 
   async subscribe(channel: string): Promise<void> {
     await this.#open();
-    // node-redis never answers a SUBSCRIBE sent on a closed client: fail it instead of hanging.
-    if (this.#closed || !this.#conn.isOpen) throw new Error('rlock: the pub/sub connection is closed');
-    await (this.#sharded ? this.#conn.sSubscribe(channel, this.#listener) : this.#conn.subscribe(channel, this.#listener));
+    this.#wanted.add(channel);
+    for (let sends = 1; ; sends += 1) {
+      // node-redis never answers a SUBSCRIBE sent on a closed client: fail it instead of hanging.
+      if (this.#closed || !this.#conn.isOpen) throw new Error('rlock: the pub/sub connection is closed');
+      try {
+        await (this.#sharded ? this.#conn.sSubscribe(channel, this.#listener) : this.#conn.subscribe(channel, this.#listener));
+        return;
+      } catch (error) {
+        // Redis' own refusal is final; so is a channel nobody wants any more.
+        if (isReplyError(error) || sends === SUBSCRIBE_SENDS || !this.#wanted.has(channel)) throw error;
+        if (!this.#conn.isReady) await this.#reconnected();
+      }
+    }
   }
 
   async unsubscribe(channel: string): Promise<void> {
+    this.#wanted.delete(channel);
     if (!this.#conn.isOpen) return;
     await (this.#sharded ? this.#conn.sUnsubscribe(channel, this.#listener) : this.#conn.unsubscribe(channel, this.#listener));
   }
 
   async close(channels: readonly string[]): Promise<void> {
     this.#closed = true;
+    this.#wakeAwaiting();
     const conn = this.#conn;
     conn.off('ready', this.#onReady);
     conn.off('node-ready', this.#onResubscribed);

@@ -1,19 +1,19 @@
 /**
  * What rlock needs of a Redis connection, whatever client it comes from. One adapter per client
  * family implements it (ioredis-adapter.ts for ioredis and iovalkey, node-redis-adapter.ts for
- * node-redis); nothing above this file knows which client it runs on.
+ * node-redis, glide-adapter.ts for Valkey GLIDE); nothing above this file knows which client it runs on.
  */
 
 /** A command argument: numbers are sent as their decimal text. */
 export type Arg = string | number;
 
 /** The client families rlock accepts. */
-export type ClientFamily = 'ioredis' | 'iovalkey' | 'node-redis';
+export type ClientFamily = 'ioredis' | 'iovalkey' | 'node-redis' | 'glide';
 
 /** What the application handed rlock: one server (maybe found through Sentinel), or a Cluster. */
 export type Deployment = 'standalone' | 'sentinel' | 'cluster';
 
-/** One Lua script: a versioned name, its key count (undefined: the first argument gives it), its text. */
+/** One Lua script: a name from a hash of its text, its key count (undefined: the first argument gives it), its text. */
 export interface LuaScript {
   readonly name: string;
   readonly numberOfKeys: number | undefined;
@@ -86,6 +86,8 @@ export abstract class ConnectionFacts {
  * has one (ioredis `keyPrefix`) adds it to declared keys itself.
  */
 export interface RedisPort extends ConnectionFacts {
+  /** How long the client waits for an answer before it gives up on a call (GLIDE's `requestTimeout`); undefined: no limit. */
+  readonly replyTimeoutMs?: number;
   /**
    * Runs a script: `args` are its keys (`script.numberOfKeys` of them, or as many as `args[0]`
    * says), then its arguments. Sent by SHA where the server has it, by text otherwise, in the
@@ -96,12 +98,10 @@ export interface RedisPort extends ConnectionFacts {
   runScriptThenWait(script: LuaScript, args: readonly Arg[], ack: ReplicaAck): Promise<[unknown, number]>;
   /** One command; `key` (given unprefixed) routes it on a Cluster and is not otherwise added. */
   command(args: readonly Arg[], key?: string): Promise<unknown>;
-  /** Commands as one MULTI/EXEC on the node of `key`; their replies. */
-  transaction(key: string, commands: readonly (readonly Arg[])[]): Promise<unknown[]>;
   /** How many replicas confirmed the writes made so far on the node holding `key` (WAIT). */
   waitForReplicas(key: string, ack: ReplicaAck): Promise<number>;
   /** Every master (one for a standalone or Sentinel connection). */
-  masters(): ServerNode[];
+  masters(): Promise<ServerNode[]>;
   /** The master that serves `slot` (`host:port`), if known: Cluster only. */
   slotOwner(slot: number): string | undefined;
   /** A new pub/sub connection of rlock's own, like this one (sharded: one per Cluster shard). */

@@ -1,6 +1,15 @@
 import calculateSlot from 'cluster-key-slot';
 import type { RedisPort } from './port.js';
-import type { PublishCommand } from '../scripts/registry.js';
+
+/**
+ * What scripts may publish a notice with, a fact of the deployment: `publish` one server
+ * (standalone, Sentinel: classic pub/sub, whose receiver count is exact), `spublish` a Cluster
+ * with sharded pub/sub (Redis 7), `publish-cluster` a Cluster without it. A notice for a waiting
+ * client goes the way that client listens, as its listener id says (keys.ts, notice.lua): by
+ * SPUBLISH where the Cluster has it and the client keeps sharded subscriptions, else by PUBLISH,
+ * whose count on a Cluster covers one node only and so cannot prove a client gone.
+ */
+export type PublishCommand = 'publish' | 'spublish' | 'publish-cluster';
 
 /** How wake-up notices travel: sharded (SSUBSCRIBE/SPUBLISH, Redis 7) or classic pub/sub. */
 export type PubSubMode = 'sharded' | 'classic';

@@ -1,5 +1,5 @@
 import { exclusiveWait } from '../keys.js';
-import type { NodeLock } from '../locks/node-lock.js';
+import type { RedNode } from './red-node.js';
 import type { WaiterQueue } from '../waiting/waiter-queue.js';
 import { WaiterMode } from '../scripts/registry.js';
 import { raceDeadline } from '../waiting/wait.js';
@@ -8,7 +8,7 @@ import { certain, driftOf, tally, type Tally, type Verdict } from './quorum.js';
 
 /** The nodes of one RedLock, as its rounds need them. */
 export interface RoundNodes {
-  readonly locks: readonly NodeLock[];
+  readonly locks: readonly RedNode[];
   readonly quorum: number;
   /** How long one node's answer is awaited, ms. */
   readonly nodeTimeoutMs: number;
@@ -62,7 +62,7 @@ export async function attemptRound(
   const live = locks.map((_, i) => queues?.[i]?.subscribed ?? false);
   // The owner's node holds as the round goes out: one whose clock ends (and lets go of it in
   // Redis, for this owner) before the answers may take this round's grant on its node with it.
-  const before = locks.map((lock) => lock.heldRecord(owner));
+  const before = locks.map((lock) => lock.holdOf(owner));
   const pending = fanOut(
     locks.length,
     (i) => {
@@ -110,7 +110,7 @@ export async function undoRound(nodes: RoundNodes, owner: string, round: FanOutR
     round.answers.forEach((answer, i) => {
       if (answer === undefined || answer.kind === 'timeout') {
         round.calls[i]!.then(
-          (late) => (late === null ? locks[i]!.release(owner, 0, UNDO_RECORD_MS) : undefined),
+          (late) => (late === null ? locks[i]!.sendRelease(owner, 0, UNDO_RECORD_MS) : undefined),
           () => undefined,
         ).catch(() => undefined);
       }
@@ -119,7 +119,7 @@ export async function undoRound(nodes: RoundNodes, owner: string, round: FanOutR
   const targets = reentrant ? grantedNow : locks.map((_, i) => i);
   await fanOut(
     targets.length,
-    (j) => locks[targets[j]!]!.release(owner, 0, UNDO_RECORD_MS),
+    (j) => locks[targets[j]!]!.sendRelease(owner, 0, UNDO_RECORD_MS),
     nodeTimeoutMs,
     (answers) => targets.every((node, j) => !grantedNow.includes(node) || answers[j] !== undefined),
   );

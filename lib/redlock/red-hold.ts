@@ -35,7 +35,7 @@ export class RedHold {
   readonly joining = new Set<Promise<void>>();
   /** Handed off to another process: its Leases' release() changes nothing. */
   movedAway = false;
-  /** Called once when the hold ends (lib/redlock/red-max-hold.ts clears its timer). */
+  /** Called once when the hold ends (lib/redlock/cap-red-hold.ts clears its timer). */
   onEnd: (() => void) | undefined;
   /** The lock context the owner id is of, in the process that took the hold: its hand-off bars that context. */
   context: LockContext | undefined;
@@ -92,7 +92,7 @@ export class RedHold {
   capped(error: LockLostError, letGo: (node: number, member: Hold) => void): void {
     if (this.#ended) return;
     const members = [...this.#members];
-    for (const member of members) if (member) member.renewalsLeft = 0;
+    for (const member of members) if (member) member.stopRenewing();
     this.#lose('max-hold-time', error);
     members.forEach((member, node) => member && letGo(node, member));
   }
@@ -136,7 +136,7 @@ export class RedHold {
       if (this.#members[node] === hold) continue;
       this.#members[node] = hold;
       this.#endedWhy[node] = undefined;
-      (hold.observers ??= []).push(this.#observer);
+      hold.observe(this.#observer);
     }
   }
 
@@ -154,7 +154,7 @@ export class RedHold {
     if (this.#members[node] === hold) return;
     this.#members[node] = hold;
     this.#endedWhy[node] = undefined;
-    (hold.observers ??= []).push(this.#observer);
+    hold.observe(this.#observer);
   }
 
   /** One hold was released; true when it was the last. */
@@ -212,7 +212,7 @@ export class RedHold {
     const { lockName, maxRenewals } = this.#config;
     if (why === 'closed') {
       // No longer renewed anywhere: the node holds left run out with their lease.
-      for (const member of this.#members) if (member) member.renewalsLeft = 0;
+      for (const member of this.#members) if (member) member.stopRenewing();
       this.#abort(new LockClientClosedError(`the LockClient was closed: RedLock "${lockName}" is no longer renewed`));
       return;
     }

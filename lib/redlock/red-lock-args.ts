@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../errors.js';
-import { nodeLockOf, type NodeLock } from '../locks/node-lock.js';
-import type { RLock } from '../locks/rlock.js';
+import { redNodeOf, type RedNode } from './red-node.js';
+import type { RLock } from '../locks/lock-interfaces.js';
 import { REDLOCK_DEFAULTS } from '../options.js';
 import { checkCount, checkOptions, checkPositiveDuration } from '../validate.js';
 
@@ -26,7 +26,7 @@ function parseOptions(options: unknown): { nodeTimeoutMs: number; maxRenewals: n
 /** A RedLock's checked constructor arguments. */
 export interface RedLockArgs {
   readonly locks: RLock[];
-  readonly nodes: NodeLock[];
+  readonly nodes: RedNode[];
   readonly nodeTimeoutMs: number;
   readonly maxRenewals: number | undefined;
 }
@@ -38,14 +38,14 @@ export interface RedLockArgs {
  */
 export function parseRedLockArgs(args: unknown[]): RedLockArgs {
   const last = args.at(-1);
-  const hasOptions = args.length > 0 && nodeLockOf(last) === undefined && isPlainObject(last);
+  const hasOptions = args.length > 0 && redNodeOf(last) === undefined && isPlainObject(last);
   const options = parseOptions(hasOptions ? last : undefined);
   const locks = hasOptions ? args.slice(0, -1) : args;
   if (locks.length === 0) {
     throw new InvalidArgumentError('`RedLock` needs at least one lock: one per independent Redis master');
   }
   const nodes = locks.map((lock, i) => {
-    const node = nodeLockOf(lock);
+    const node = redNodeOf(lock);
     if (!node) throw new InvalidArgumentError(`RedLock argument ${i + 1} is not a lock from \`LockClient.getLock()\``);
     return node;
   });

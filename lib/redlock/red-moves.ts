@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidArgumentError, LockError, LockHandedOffError, LockLostError, LockRedisError } from '../errors.js';
 import type { Hold } from '../holding/holds.js';
-import { adoptHold, holdAccessOf, type AdoptedHold } from '../holding/adopt.js';
-import { checkLeaseHandle, type LeaseHandle } from '../holding/lease-handle.js';
-import { extendHold, handOffHold } from '../holding/lease-moves.js';
-import type { Lease, LeaseMovesInit } from '../holding/lease.js';
-import type { NodeLock } from '../locks/node-lock.js';
-import type { RLock } from '../locks/rlock.js';
+import { adoptHold, type AdoptedHold } from '../lease/adopt.js';
+import { checkLeaseHandle, type LeaseHandle } from '../lease/lease-handle.js';
+import { extendHold, handOffHold } from '../lease/lease-moves.js';
+import type { Lease, LeaseMovesInit } from '../lease/lease.js';
+import type { RedNode } from './red-node.js';
+import type { RLock } from '../locks/lock-interfaces.js';
 import { checkLeaseTime, checkAdoptOptions, checkObject, checkPositiveDuration, WATCHDOG_LEASE } from '../validate.js';
 import { raceDeadline } from '../waiting/wait.js';
 import type { RoundNodes } from './acquire-round.js';
@@ -14,11 +14,11 @@ import { fanOut, type FanOutResult } from './fan-out.js';
 import { certain, driftOf, quorumError, tally, type Tally, type Verdict } from './quorum.js';
 import type { RedHold } from './red-hold.js';
 import { redHoldFor, unscopedKeyOf, type RedLockIdentity } from './red-holds.js';
-import { capRedHold } from './red-max-hold.js';
+import { capRedHold } from './cap-red-hold.js';
 
 /** What a RedLock's lease moves need of it. */
 export interface RedLockParts extends RedLockIdentity {
-  readonly nodes: readonly NodeLock[];
+  readonly nodes: readonly RedNode[];
   /** The locks it was built over (a node's lock name, and its HoldAccess). */
   readonly locks: readonly RLock[];
   readonly round: RoundNodes;
@@ -203,7 +203,7 @@ async function handOffNodes(parts: RedLockParts, owner: string, hold: RedHold, r
   if (counted.yes < quorum || expiresAt <= Date.now()) {
     // Taken back: each node hold handed off (now, or by a late answer) is adopted again here.
     const reclaim = (node: number, handle: LeaseHandle): Promise<void> =>
-      adoptHold(parts.nodes[node]!.core, holdAccessOf(parts.locks[node]), handle, { quiet: true, maxRenewals: hold.watchdog ? parts.maxRenewals : undefined }).then(
+      adoptHold(parts.nodes[node]!.core, parts.nodes[node]!, handle, { quiet: true, maxRenewals: hold.watchdog ? parts.maxRenewals : undefined }).then(
         (adopted) => (hold.ended ? letGoNode(parts, node, adopted.hold) : hold.joined(node, adopted.hold)),
         () => undefined,
       );
@@ -221,7 +221,7 @@ async function handOffNodes(parts: RedLockParts, owner: string, hold: RedHold, r
     const member = members[node];
     if (handles[node] !== null || !member) return;
     goneAsNull(call).then(
-      (late) => (late ? holdAccessOf(parts.locks[node]).letGo(owner)(late.holdCount) : letGoNode(parts, node, member)),
+      (late) => (late ? parts.nodes[node]!.letGo(owner)(late.holdCount) : letGoNode(parts, node, member)),
       () => letGoNode(parts, node, member),
     );
   });
@@ -286,7 +286,7 @@ export async function adoptRed(parts: RedLockParts, value: unknown, options: unk
   const how = { quiet: true, maxRenewals: watchdog ? parts.maxRenewals : undefined };
   const { round, counted } = await roundOf<AdoptedHold>(parts, (node) => {
     const member = members[node];
-    return member ? adoptHold(parts.nodes[node]!.core, holdAccessOf(parts.locks[node]), member, how) : Promise.resolve(null);
+    return member ? adoptHold(parts.nodes[node]!.core, parts.nodes[node]!, member, how) : Promise.resolve(null);
   });
   const adopted = valuesOf(round);
   const validUntil = majorityOf(adopted.flatMap((each) => (each ? [each.hold.validUntil] : [])), parts.quorum);

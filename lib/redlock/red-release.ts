@@ -1,4 +1,4 @@
-import type { ReleaseTicket } from '../holding/hold-release.js';
+import type { ReleaseTicket } from '../holding/release-hold.js';
 
 /** One release of a RedLock hold, kept for its retries: a ticket per node, and whether the hold counted it. */
 export interface RedRelease {

@@ -12,7 +12,11 @@
 -- ARGV[5] request of this call (request-window.lua): a resend is applied once
 -- Returns nil when acquired or re-entered; otherwise the holder's PTTL in ms
 -- (-1 when the key has no TTL), which bounds the caller's sleep.
--- acquire-free.lua runs first: it took a free lock already, and set `ttl` (the lock's PTTL).
+-- The prologue comes first, before the shared functions are defined (docs/performance.md): it
+-- takes a free lock at once, else sets `ttl` (the lock's PTTL) for the rest.
+--- @include "includes/acquire-free.lua"
+--- @include "includes/waiter-set.lua"
+--- @include "includes/enter-hold.lua"
 local entered = enter_hold(KEYS[1], ARGV[1], ARGV[5], ARGV[2], ttl == -2)
 if entered then
   if entered ~= 'resent' then waiter_acquired(KEYS[2], ARGV[3], ARGV[4], tonumber(ARGV[2])) end

@@ -13,6 +13,8 @@
 -- Clears the holder's call log (call-log.lua) when it takes the claim.
 -- Returns { hold count, ms left of its lease, fencing token or '' }; -1 when the hold ended, the
 -- handle was adopted already, or a later hand-off replaced it.
+--- @include "includes/server-time.lua"
+--- @include "includes/held-lease.lua"
 local now = server_ms()
 local kind, holder = ARGV[1], ARGV[2]
 local claim = redis.call('GET', KEYS[3])

@@ -17,6 +17,9 @@
 -- ARGV[7] publish command: 'publish', 'spublish' or 'publish-cluster'
 -- Returns { epoch } when this owner leads; otherwise the leader's PTTL in ms (-1 when the key
 -- has no TTL), which bounds the caller's sleep.
+--- @include "includes/waiter-set.lua"
+--- @include "includes/enter-hold.lua"
+--- @include "includes/election-announce.lua"
 local ttl = redis.call('PTTL', KEYS[1])
 local entered = enter_hold(KEYS[1], ARGV[1], ARGV[5], ARGV[2], ttl == -2)
 if entered then

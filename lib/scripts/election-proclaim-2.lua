@@ -7,6 +7,8 @@
 -- ARGV[3] the new value
 -- ARGV[4] publish command: 'publish', 'spublish' or 'publish-cluster'
 -- Returns the proclaim count of this epoch (rev, >= 1); -1 when the owner does not lead.
+--- @include "includes/call-log.lua"
+--- @include "includes/election-announce.lua"
 local log_field = 'log:' .. ARGV[1]
 local state = redis.call('HMGET', KEYS[1], ARGV[1], log_field, 'epoch')
 if not state[1] then return -1 end

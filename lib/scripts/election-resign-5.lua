@@ -12,6 +12,9 @@
 -- ARGV[4] publish command: 'publish', 'spublish' or 'publish-cluster'
 -- ARGV[5] how long the record of a final release answers a resend, ms
 -- Returns the owner's remaining hold count (0: stepped down); -1 when the owner held nothing.
+--- @include "includes/release-hold.lua"
+--- @include "includes/wake-one.lua"
+--- @include "includes/election-announce.lua"
 local state = redis.call('HMGET', KEYS[1], ARGV[1], 'epoch')
 local left = release_hold(KEYS[1], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[5], nil)
 -- Only the call that freed it announces: a resend is answered from the record and says nothing.

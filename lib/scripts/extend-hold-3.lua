@@ -10,11 +10,14 @@
 -- ARGV[3] ms the lease lasts from now, at least
 -- ARGV[4] request of this call (request-window.lua)
 -- Returns 1 when extended (or this call was applied before), 0 when the holder holds nothing.
+--- @include "includes/server-time.lua"
+--- @include "includes/held-lease.lua"
+--- @include "includes/call-log.lua"
 local now = server_ms()
 local record = redis.call('GET', KEYS[3])
 if logged_call(record, ARGV[4]) then return 1 end
 if not held_state(ARGV[1], KEYS[1], KEYS[2], ARGV[2], now) then return 0 end
 local ms = tonumber(ARGV[3])
-keep_hold(ARGV[1], KEYS[1], KEYS[2], ARGV[2], ms, now)
+move_hold(ARGV[1], KEYS[1], KEYS[2], ARGV[2], ms, now, false)
 redis.call('SET', KEYS[3], log_call(record, ARGV[4], 1), 'PX', math.max(ms, redis.call('PTTL', KEYS[3])))
 return 1

@@ -13,6 +13,8 @@
 -- Returns nil when acquired or re-entered. Otherwise the latest time to ask again, ms: for the
 -- head, the holder's PTTL; behind it, the time until the waiter ahead loses its place (a live
 -- one checks in long before). 0 after a failed single attempt.
+--- @include "includes/fair-queue.lua"
+--- @include "includes/enter-hold.lua"
 local now = server_ms()
 drop_expired(KEYS[2], KEYS[3], now)
 local waiter = ARGV[3]

@@ -7,6 +7,7 @@
 -- ARGV[1] waiter id
 -- ARGV[2] publish command: 'publish', 'spublish' or 'publish-cluster' (wake-one.lua)
 -- Returns 1 when the waiter was queued, 0 when it was not (any more).
+--- @include "includes/fair-queue.lua"
 local rank = redis.call('ZRANK', KEYS[2], ARGV[1])
 if rank == false then return 0 end
 redis.call('ZREM', KEYS[2], ARGV[1])

@@ -11,6 +11,8 @@
 -- ARGV[4] publish command: 'publish', 'spublish' or 'publish-cluster' (wake-one.lua)
 -- ARGV[5] how long the record of a final release answers a resend, ms
 -- Returns the owner's remaining hold count (0: released); -1 when the owner held nothing.
+--- @include "includes/release-hold.lua"
+--- @include "includes/fair-queue.lua"
 local left = release_hold(KEYS[1], KEYS[5], ARGV[1], ARGV[2], ARGV[3], ARGV[5])
 if left == 0 then notify_head(KEYS[2], KEYS[3], KEYS[4], ARGV[4]) end
 return left

@@ -2,39 +2,11 @@ import type { LockKeys } from '../keys.js';
 import type { PublishCommand } from './script-types.js';
 import type { ScriptRunner } from './script-runner.js';
 import type { CallRequest } from './request-window.js';
-import callLogLua from './call-log.lua';
-import endedHoldsLua from './ended-holds.lua';
-import enterHoldLua from './enter-hold.lua';
-import fairAcquireLua from './fair-acquire-3.lua';
-import fairForceUnlockLua from './fair-force-unlock-5.lua';
-import fairLeaveLua from './fair-leave-4.lua';
-import fairQueueLua from './fair-queue.lua';
-import fairReleaseLua from './fair-release-5.lua';
-import forcedOnceLua from './forced-once.lua';
-import noticeLua from './notice.lua';
-import releaseHoldLua from './release-hold.lua';
-import requestWindowLua from './request-window.lua';
-import serverTimeLua from './server-time.lua';
-
-// Versioned command names (see lock-scripts.ts).
-
-// The queue's functions (fair-queue.lua) tell the head by notice() and time it by server_ms().
-const queue = serverTimeLua + noticeLua + fairQueueLua;
-
-const COMMANDS = {
-  fairAcquire: { name: 'rlockFairAcquireV4', numberOfKeys: 3, lua: queue + requestWindowLua + callLogLua + enterHoldLua + fairAcquireLua },
-  fairRelease: {
-    name: 'rlockFairReleaseV7',
-    numberOfKeys: 5,
-    lua: requestWindowLua + endedHoldsLua + queue + callLogLua + releaseHoldLua + fairReleaseLua,
-  },
-  fairLeave: { name: 'rlockFairLeaveV2', numberOfKeys: 4, lua: queue + fairLeaveLua },
-  fairForceUnlock: {
-    name: 'rlockFairForceUnlockV4',
-    numberOfKeys: 5,
-    lua: queue + requestWindowLua + callLogLua + forcedOnceLua + fairForceUnlockLua,
-  },
-} as const;
+import { holdsLeft, type HoldsLeft } from './script-status.js';
+import fairAcquire from './fair-acquire-3.lua';
+import fairForceUnlock from './fair-force-unlock-5.lua';
+import fairLeave from './fair-leave-4.lua';
+import fairRelease from './fair-release-5.lua';
 
 /** The fair lock's scripts: acquire in queue order, release to the head, leave the queue, force-unlock. */
 export class FairLockScripts {
@@ -46,22 +18,22 @@ export class FairLockScripts {
 
   async acquire(keys: LockKeys, owner: string, leaseMs: number, waiterId: string, waitTimeoutMs: number, request: CallRequest): Promise<number | null> {
     const args = [keys.lock, keys.queue, keys.queueTimeouts, owner, leaseMs, waiterId, waitTimeoutMs, request.id];
-    const reply = await this.#runner.run(COMMANDS.fairAcquire, 'acquire', keys.name, args, 'lock', request);
+    const reply = await this.#runner.run(fairAcquire, 'acquire', keys.name, args, 'lock', request);
     return reply === null ? null : Number(reply);
   }
   /** Fair lock: like {@link release}; when the lock is freed, the head of the queue is told it is its turn. */
-  async release(keys: LockKeys, owner: string, reExpireMs: number, request: CallRequest, publish: PublishCommand, recordMs: number): Promise<number> {
+  async release(keys: LockKeys, owner: string, reExpireMs: number, request: CallRequest, publish: PublishCommand, recordMs: number): Promise<HoldsLeft> {
     const args = [...fairKeys(keys), keys.records, owner, reExpireMs, request.id, publish, recordMs];
-    return Number(await this.#runner.run(COMMANDS.fairRelease, 'release', keys.name, args, 'lock', request));
+    return holdsLeft(await this.#runner.run(fairRelease, 'release', keys.name, args, 'lock', request));
   }
   /** Fair lock: a waiting call gave up; true if it was still queued. */
   async leave(keys: LockKeys, waiterId: string, publish: PublishCommand): Promise<boolean> {
-    return Number(await this.#runner.run(COMMANDS.fairLeave, 'acquire', keys.name, [...fairKeys(keys), waiterId, publish])) === 1;
+    return Number(await this.#runner.run(fairLeave, 'acquire', keys.name, [...fairKeys(keys), waiterId, publish])) === 1;
   }
   /** Fair lock: deletes the lock whoever holds it, then tells the head; true if there was a lock. */
   async forceUnlock(keys: LockKeys, publish: PublishCommand, request: CallRequest): Promise<boolean> {
     const args = [...fairKeys(keys), keys.records, publish, request.id];
-    return Number(await this.#runner.run(COMMANDS.fairForceUnlock, 'forceUnlock', keys.name, args, 'lock', request)) === 1;
+    return Number(await this.#runner.run(fairForceUnlock, 'forceUnlock', keys.name, args, 'lock', request)) === 1;
   }
 }
 

@@ -14,6 +14,8 @@
 -- ARGV[5] request of this call (request-window.lua): a resend is applied once
 -- Returns { token } when acquired or re-entered; otherwise the holder's PTTL in ms (-1 when the
 -- key has no TTL), which bounds the caller's sleep.
+--- @include "includes/waiter-set.lua"
+--- @include "includes/enter-hold.lua"
 local ttl = redis.call('PTTL', KEYS[1])
 local entered = enter_hold(KEYS[1], ARGV[1], ARGV[5], ARGV[2], ttl == -2)
 if entered then

@@ -11,26 +11,9 @@
 -- Returns { hold count, ms left of its lease, fencing token or '' }; -1 when the holder holds
 -- nothing; -3 when the owner holds the other side of the same read-write lock too (handing off
 -- one side would let two processes read and write at once).
-
--- hold_for(kind, main, readers, holder, ms, now): the holder's lease ends `ms` from now, whether
--- that shortens or lengthens it: nobody renews it until it is adopted, and unadopted it must
--- not outlive the gap. Only this holder's lease moves: the other readers of a read-write lock
--- and the other permits of a semaphore keep theirs (their keys are never cut short under them).
-local function hold_for(kind, main, readers, holder, ms, now)
-  if kind == 'lock' then
-    -- An exclusive lock's hash is this holder's alone.
-    redis.call('PEXPIRE', main, ms)
-  elseif kind == 'read' then
-    redis.call('ZADD', readers, now + ms, string.sub(holder, 3))
-    rw_settle(main, readers)
-  elseif kind == 'write' then
-    redis.call('HSET', main, 'wuntil', now + ms)
-    rw_settle(main, readers)
-  else
-    redis.call('ZADD', main, 'XX', now + ms, holder)
-    if redis.call('PTTL', main) < ms then redis.call('PEXPIRE', main, ms) end
-  end
-end
+--- @include "includes/server-time.lua"
+--- @include "includes/read-write-holds.lua"
+--- @include "includes/held-lease.lua"
 
 local now = server_ms()
 local kind, holder = ARGV[1], ARGV[2]
@@ -43,7 +26,8 @@ if redis.call('GET', KEYS[3]) ~= open then
   if kind == 'write' and redis.call('HEXISTS', KEYS[1], 'r:' .. owner) == 1 then return -3 end
   local ms = tonumber(ARGV[3])
   if ms > 0 then
-    hold_for(kind, KEYS[1], KEYS[2], holder, ms, now)
+    -- Nobody renews it until it is adopted; unadopted, it must not outlive the gap.
+    move_hold(kind, KEYS[1], KEYS[2], holder, ms, now, true)
     count, left = held_state(kind, KEYS[1], KEYS[2], holder, now)
   end
   redis.call('SET', KEYS[3], open, 'PX', math.max(1, left))

@@ -9,6 +9,8 @@
 -- ARGV[1] request of this call, '<client id>:<seq>/<gap>' (request-window.lua)
 -- ARGV[2] publish command: 'publish', 'spublish' or 'publish-cluster'
 -- Returns the count left (0 also for an unset latch).
+--- @include "includes/call-log.lua"
+--- @include "includes/wake-all.lua"
 local client, own = client_request(ARGV[1])
 local record = KEYS[4] .. 'l:' .. client
 local log = redis.call('GET', record)

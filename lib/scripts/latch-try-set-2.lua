@@ -7,6 +7,7 @@
 -- ARGV[1] count, a whole number >= 1
 -- ARGV[2] request of this call, '<client id>:<seq>/<gap>' (request-window.lua)
 -- Returns 1 when this call set the count, 0 when the latch was set already.
+--- @include "includes/call-log.lua"
 local client, own = client_request(ARGV[2])
 local record = KEYS[2] .. 'l:' .. client
 local log = redis.call('GET', record)

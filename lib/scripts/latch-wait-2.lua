@@ -6,6 +6,7 @@
 -- ARGV[1] client id ('' only asks, never registers)
 -- ARGV[2] ms the client sleeps at most before it registers again
 -- Returns the count left; 0 when the latch is open (unset or counted down).
+--- @include "includes/server-time.lua"
 local count = tonumber(redis.call('HGET', KEYS[1], 'count') or '0')
 if count == 0 or ARGV[1] == '' then return count end
 if redis.call('ZSCORE', KEYS[2], ARGV[1]) == false then redis.call('ZADD', KEYS[2], server_ms(), ARGV[1]) end

@@ -1,24 +1,12 @@
 import type { RenewTarget } from './script-types.js';
 import type { ObjectKind } from '../errors.js';
-import adoptHoldLua from './adopt-hold-3.lua';
-import extendHoldLua from './extend-hold-3.lua';
-import handOffHoldLua from './hand-off-hold-3.lua';
-import heldLeaseLua from './held-lease.lua';
-import readWriteHoldsLua from './read-write-holds.lua';
+import { holdRecordKey } from '../keys.js';
+import { moveStatus, type NotHeld, type ScriptStatus } from './script-status.js';
+import adoptHold from './adopt-hold-3.lua';
+import extendHold from './extend-hold-3.lua';
+import handOffHold from './hand-off-hold-3.lua';
 import type { ScriptRunner } from './script-runner.js';
 import type { CallRequest } from './request-window.js';
-import callLogLua from './call-log.lua';
-import requestWindowLua from './request-window.lua';
-import serverTimeLua from './server-time.lua';
-
-const prelude = serverTimeLua + readWriteHoldsLua + heldLeaseLua;
-
-// Versioned names, as in lock-scripts.ts.
-const COMMANDS = {
-  extend: { name: 'rlockExtendHoldV2', numberOfKeys: 3, lua: prelude + requestWindowLua + callLogLua + extendHoldLua },
-  handOff: { name: 'rlockHandOffHoldV2', numberOfKeys: 3, lua: prelude + handOffHoldLua },
-  adopt: { name: 'rlockAdoptHoldV1', numberOfKeys: 3, lua: prelude + adoptHoldLua },
-} as const;
 
 /** How the lease scripts name a hold's kind (held-lease.lua). */
 export type MoveKind = 'lock' | 'read' | 'write' | 'permit';
@@ -33,9 +21,6 @@ export interface HeldLease {
   readonly token: number | undefined;
 }
 
-/** Status: the holder holds nothing (or the claim is gone); the owner holds the other side too. */
-export const NOT_HELD = -1;
-export const OTHER_SIDE_HELD = -3;
 
 /** The script kind and keys of a hold, from how the watchdog renews it. */
 export function moveKindOf(target: RenewTarget): MoveKind {
@@ -45,17 +30,20 @@ export function moveKindOf(target: RenewTarget): MoveKind {
 }
 
 /** The hold's main key, readers key (or the main key again) and one of its records, all in one slot. */
-function keysOf(target: RenewTarget, record: string): string[] {
+function keysOf(target: RenewTarget, move: 'x' | 'h'): string[] {
   const main = target.keys[0]!;
-  return [main, target.keys[1] ?? main, `${main}:rec:${record}:${target.holder}`];
+  return [main, target.keys[1] ?? main, holdRecordKey(main, move, target.holder)];
 }
 
 function objectKind(target: RenewTarget): ObjectKind {
   return target.script === 'permit' ? 'semaphore' : 'lock';
 }
 
-function heldLease(reply: unknown): HeldLease | number {
-  if (!Array.isArray(reply)) return Number(reply);
+/** A hand-off's or adopt's answer: the hold, or NotHeld (the hold or the claim is gone), OtherSideHeld, an unknown number. */
+export type MoveReply = HeldLease | NotHeld | typeof ScriptStatus.OtherSideHeld | number;
+
+function heldLease(reply: unknown): MoveReply {
+  if (!Array.isArray(reply)) return moveStatus(Number(reply));
   const token = reply[2] === '' || reply[2] == null ? undefined : Number(reply[2]);
   return { count: Number(reply[0]), leftMs: Number(reply[1]), token };
 }
@@ -71,18 +59,18 @@ export class LeaseMoveScripts {
   /** True when the hold's lease now ends no earlier than `ms` from the server's now; false when it is not held. */
   async extend(target: RenewTarget, ms: number, request: CallRequest): Promise<boolean> {
     const args = [...keysOf(target, 'x'), moveKindOf(target), target.holder, ms, request.id];
-    return Number(await this.#runner.run(COMMANDS.extend, 'extend', target.name, args, objectKind(target), request)) === 1;
+    return Number(await this.#runner.run(extendHold, 'extend', target.name, args, objectKind(target), request)) === 1;
   }
 
   /** Opens the hold for adoption by `handleId`, kept exactly `keepMs` from now (0: a fixed lease, as it is). */
-  async handOff(target: RenewTarget, keepMs: number, handleId: string): Promise<HeldLease | number> {
+  async handOff(target: RenewTarget, keepMs: number, handleId: string): Promise<MoveReply> {
     const args = [...keysOf(target, 'h'), moveKindOf(target), target.holder, keepMs, handleId];
-    return heldLease(await this.#runner.run(COMMANDS.handOff, 'handOff', target.name, args, objectKind(target)));
+    return heldLease(await this.#runner.run(handOffHold, 'handOff', target.name, args, objectKind(target)));
   }
 
   /** Takes the claim `handleId` opened; renews the hold to `renewMs` (0: a fixed lease, kept). */
-  async adopt(target: RenewTarget, renewMs: number, handleId: string, request: CallRequest): Promise<HeldLease | number> {
+  async adopt(target: RenewTarget, renewMs: number, handleId: string, request: CallRequest): Promise<MoveReply> {
     const args = [...keysOf(target, 'h'), moveKindOf(target), target.holder, renewMs, handleId, request.id];
-    return heldLease(await this.#runner.run(COMMANDS.adopt, 'adopt', target.name, args, objectKind(target), request));
+    return heldLease(await this.#runner.run(adoptHold, 'adopt', target.name, args, objectKind(target), request));
   }
 }

@@ -3,38 +3,12 @@ import type { PublishCommand, ReplicaAck, WaiterMode } from './script-types.js';
 import type { ScriptRunner } from './script-runner.js';
 import type { CallRequest } from './request-window.js';
 import { toLockError, type ObjectKind } from '../errors.js';
-import acquireLua from './acquire-2.lua';
-import acquireFreeLua from './acquire-free.lua';
-import callLogLua from './call-log.lua';
-import endedHoldsLua from './ended-holds.lua';
-import enterHoldLua from './enter-hold.lua';
-import fencedAcquireLua from './fenced-acquire-3.lua';
-import forceUnlockLua from './force-unlock-4.lua';
-import forcedOnceLua from './forced-once.lua';
-import noticeLua from './notice.lua';
-import passWakeLua from './pass-wake-4.lua';
-import releaseHoldLua from './release-hold.lua';
-import releaseLua from './release-2.lua';
-import releaseLastLua from './release-last.lua';
-import requestWindowLua from './request-window.lua';
-import serverTimeLua from './server-time.lua';
-import waiterSetLua from './waiter-set.lua';
-import wakeOneLua from './wake-one.lua';
-
-// Command names are versioned: two rlock versions sharing a connection must not swap scripts.
-// Shared Lua functions are prepended to the scripts that call them.
-const enter = serverTimeLua + waiterSetLua + requestWindowLua + callLogLua + enterHoldLua;
-const wake = noticeLua + wakeOneLua;
-
-const COMMANDS = {
-  // The free lock first, before the shared functions are defined (see acquire-free.lua).
-  acquire: { name: 'rlockAcquireV4', numberOfKeys: 2, lua: acquireFreeLua + enter + acquireLua },
-  // A last hold first, before the shared functions are defined (see release-last.lua).
-  release: { name: 'rlockReleaseV7', numberOfKeys: 2, lua: requestWindowLua + endedHoldsLua + releaseLastLua + callLogLua + releaseHoldLua + wake + releaseLua },
-  forceUnlock: { name: 'rlockForceUnlockV4', numberOfKeys: 4, lua: wake + requestWindowLua + callLogLua + forcedOnceLua + forceUnlockLua },
-  passWake: { name: 'rlockPassWakeV2', numberOfKeys: 4, lua: wake + passWakeLua },
-  fencedAcquire: { name: 'rlockFencedAcquireV3', numberOfKeys: 3, lua: enter + fencedAcquireLua },
-} as const;
+import { holdsLeft, type HoldsLeft } from './script-status.js';
+import acquire from './acquire-2.lua';
+import fencedAcquire from './fenced-acquire-3.lua';
+import forceUnlock from './force-unlock-4.lua';
+import passWake from './pass-wake-4.lua';
+import release from './release-2.lua';
 
 const nullOrNumber = (reply: unknown): number | null => (reply === null ? null : Number(reply));
 
@@ -51,7 +25,7 @@ export class ExclusiveLockScripts {
     // A single attempt (WaiterMode.Single) never registers as a waiter: its client id is not sent.
     const client = mode === '0' ? '' : clientId;
     const args = [keys.lock, keys.waiters, owner, leaseMs, client, mode, request.id];
-    return this.#runner.runAs(COMMANDS.acquire, 'acquire', keys.name, args, nullOrNumber, request);
+    return this.#runner.runAs(acquire, 'acquire', keys.name, args, nullOrNumber, request);
   }
   /** The fencing token when acquired or re-entered, else the holder's PTTL (ms, -1 = no TTL). */
   async fencedAcquire(
@@ -63,24 +37,25 @@ export class ExclusiveLockScripts {
     request: CallRequest,
   ): Promise<{ token: number } | { ttlMs: number }> {
     const args = [keys.lock, keys.waiters, keys.token, owner, leaseMs, clientId, mode, request.id];
-    const reply = await this.#runner.run(COMMANDS.fencedAcquire, 'acquire', keys.name, args, 'lock', request);
+    const reply = await this.#runner.run(fencedAcquire, 'acquire', keys.name, args, 'lock', request);
     return Array.isArray(reply) ? { token: Number(reply[0]) } : { ttlMs: Number(reply) };
   }
-  release(keys: LockKeys, owner: string, reExpireMs: number, request: CallRequest, publish: PublishCommand, recordMs: number): Promise<number> {
+  /** The owner's holds left (0: the lock is free now), or ScriptStatus.NotHeld. */
+  release(keys: LockKeys, owner: string, reExpireMs: number, request: CallRequest, publish: PublishCommand, recordMs: number): Promise<HoldsLeft> {
     // The wake channel and record prefixes are the lock key's (release-2.lua).
     const args = [keys.lock, keys.waiters, owner, reExpireMs, request.id, publish, recordMs];
-    return this.#runner.runAs(COMMANDS.release, 'release', keys.name, args, Number, request);
+    return this.#runner.runAs(release, 'release', keys.name, args, holdsLeft, request);
   }
   /** Deletes the lock whoever holds it; true if there was one. Once per `request`. */
   async forceUnlock(keys: LockKeys, publish: PublishCommand, request: CallRequest): Promise<boolean> {
     const args = [keys.lock, keys.waiters, keys.wakePrefix, keys.records, publish, request.id];
-    return Number(await this.#runner.run(COMMANDS.forceUnlock, 'forceUnlock', keys.name, args, 'lock', request)) === 1;
+    return Number(await this.#runner.run(forceUnlock, 'forceUnlock', keys.name, args, 'lock', request)) === 1;
   }
   /** Leaves the waiter set and, if the lock is free, wakes the next client in line. */
   async passWake(target: WaitTarget, clientId: string, publish: PublishCommand): Promise<boolean> {
     const { lock, waiters, handOnWaiters, handOnWakePrefix } = target;
     const args = [lock, waiters, handOnWaiters, handOnWakePrefix, clientId, publish];
-    return Number(await this.#runner.run(COMMANDS.passWake, 'acquire', target.name, args)) === 1;
+    return Number(await this.#runner.run(passWake, 'acquire', target.name, args)) === 1;
   }
   /** The last local waiter gave up: this client no longer waits for the lock. */
   async leaveWaiterSet(target: WaitTarget, clientId: string): Promise<void> {

@@ -8,6 +8,7 @@
 -- ARGV[1] client id passing the wake-up on
 -- ARGV[2] publish command: 'publish', 'spublish' or 'publish-cluster' (wake-one.lua)
 -- Returns 1 when another client was woken, 0 otherwise.
+--- @include "includes/wake-one.lua"
 redis.call('ZREM', KEYS[2], ARGV[1])
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 return wake_one(KEYS[3], KEYS[4], ARGV[2])

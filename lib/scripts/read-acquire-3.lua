@@ -11,6 +11,9 @@
 -- ARGV[5] request of this call (request-window.lua): a resend is applied once (call-log.lua)
 -- Returns nil when acquired or re-entered; otherwise the ms until the writer's lease ends,
 -- which bounds the caller's sleep.
+--- @include "includes/read-write-holds.lua"
+--- @include "includes/waiter-set.lua"
+--- @include "includes/call-log.lua"
 local now = server_ms()
 rw_prune(KEYS[1], KEYS[2], now)
 

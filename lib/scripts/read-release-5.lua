@@ -14,6 +14,10 @@
 -- ARGV[5] how long the record of a final release answers a resend, ms
 -- Returns the owner's remaining read hold count (0: released); -1 when it held none (also when
 -- its lease had ended).
+--- @include "includes/ended-holds.lua"
+--- @include "includes/read-write-holds.lua"
+--- @include "includes/call-log.lua"
+--- @include "includes/wake-one.lua"
 local now = server_ms()
 rw_prune(KEYS[1], KEYS[2], now)
 

@@ -12,6 +12,10 @@
 -- ARGV[2] publish command: 'publish', 'spublish' or 'publish-cluster' (wake-one.lua)
 -- ARGV[3] request of this call ('<client id>:<seq>/<gap>', forced-once.lua)
 -- Returns 1 when the lock was deleted, 0 when it was not held in that mode.
+--- @include "includes/read-write-holds.lua"
+--- @include "includes/wake-one.lua"
+--- @include "includes/wake-all.lua"
+--- @include "includes/forced-once.lua"
 return force_once(KEYS[7], ARGV[3], function()
   rw_prune(KEYS[1], KEYS[2], server_ms())
   local writer = redis.call('HEXISTS', KEYS[1], 'writer') == 1

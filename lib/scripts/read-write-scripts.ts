@@ -2,24 +2,13 @@ import type { ReadWriteKeys } from '../keys.js';
 import type { PublishCommand, WaiterMode } from './script-types.js';
 import type { ScriptRunner } from './script-runner.js';
 import type { CallRequest } from './request-window.js';
-import callLogLua from './call-log.lua';
-import endedHoldsLua from './ended-holds.lua';
-import forcedOnceLua from './forced-once.lua';
-import noticeLua from './notice.lua';
-import readAcquireLua from './read-acquire-3.lua';
-import readReleaseLua from './read-release-5.lua';
-import readWriteForceUnlockLua from './read-write-force-unlock-7.lua';
-import readWriteHoldsLua from './read-write-holds.lua';
-import readWriteStateLua from './read-write-state-2.lua';
-import requestWindowLua from './request-window.lua';
-import serverTimeLua from './server-time.lua';
-import waiterSetLua from './waiter-set.lua';
-import wakeAllLua from './wake-all.lua';
-import wakeOneLua from './wake-one.lua';
-import writeAcquireLua from './write-acquire-3.lua';
-import writeReleaseLua from './write-release-7.lua';
-
-// Versioned command names (see lock-scripts.ts).
+import { holdsLeft, writeAcquired, type HoldsLeft, type ScriptStatus } from './script-status.js';
+import readAcquire from './read-acquire-3.lua';
+import readRelease from './read-release-5.lua';
+import readWriteForceUnlock from './read-write-force-unlock-7.lua';
+import readWriteState from './read-write-state-2.lua';
+import writeAcquire from './write-acquire-3.lua';
+import writeRelease from './write-release-7.lua';
 
 /** What a read-write lock looks like to one owner (lib/scripts/read-write-state-2.lua). */
 export interface ReadWriteState {
@@ -33,26 +22,6 @@ export interface ReadWriteState {
   readonly ownReads: number;
 }
 
-const rwPrelude = serverTimeLua + readWriteHoldsLua;
-const wake = noticeLua + wakeOneLua;
-
-const COMMANDS = {
-  readAcquire: { name: 'rlockReadAcquireV3', numberOfKeys: 3, lua: rwPrelude + waiterSetLua + requestWindowLua + callLogLua + readAcquireLua },
-  writeAcquire: { name: 'rlockWriteAcquireV3', numberOfKeys: 3, lua: rwPrelude + waiterSetLua + requestWindowLua + callLogLua + writeAcquireLua },
-  readRelease: { name: 'rlockReadReleaseV6', numberOfKeys: 5, lua: requestWindowLua + endedHoldsLua + rwPrelude + callLogLua + wake + readReleaseLua },
-  writeRelease: {
-    name: 'rlockWriteReleaseV6',
-    numberOfKeys: 7,
-    lua: requestWindowLua + endedHoldsLua + rwPrelude + callLogLua + wake + wakeAllLua + writeReleaseLua,
-  },
-  readWriteForceUnlock: {
-    name: 'rlockReadWriteForceUnlockV4',
-    numberOfKeys: 7,
-    lua: rwPrelude + wake + wakeAllLua + requestWindowLua + callLogLua + forcedOnceLua + readWriteForceUnlockLua,
-  },
-  readWriteState: { name: 'rlockReadWriteStateV1', numberOfKeys: 2, lua: serverTimeLua + readWriteStateLua },
-} as const;
-
 /** The read-write lock's scripts: each side's acquire and release, force-unlock, and the state the queries read. */
 export class ReadWriteLockScripts {
   readonly #runner: ScriptRunner;
@@ -64,33 +33,39 @@ export class ReadWriteLockScripts {
   /** nil (null) when acquired or re-entered, else ms until the writer's lease ends. */
   async readAcquire(keys: ReadWriteKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode, request: CallRequest): Promise<number | null> {
     const args = [keys.lock, keys.readers, keys.read.waiters, owner, leaseMs, clientId, mode, request.id];
-    const reply = await this.#runner.run(COMMANDS.readAcquire, 'acquire', keys.name, args, 'lock', request);
+    const reply = await this.#runner.run(readAcquire, 'acquire', keys.name, args, 'lock', request);
     return reply === null ? null : Number(reply);
   }
   /** nil (null) when acquired or re-entered, ScriptStatus.UpgradeRefused, else the lock's PTTL (ms). */
-  async writeAcquire(keys: ReadWriteKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode, request: CallRequest): Promise<number | null> {
+  async writeAcquire(
+    keys: ReadWriteKeys,
+    owner: string,
+    leaseMs: number,
+    clientId: string,
+    mode: WaiterMode,
+    request: CallRequest,
+  ): Promise<number | null | typeof ScriptStatus.UpgradeRefused> {
     const args = [keys.lock, keys.readers, keys.write.waiters, owner, leaseMs, clientId, mode, request.id];
-    const reply = await this.#runner.run(COMMANDS.writeAcquire, 'acquire', keys.name, args, 'lock', request);
-    return reply === null ? null : Number(reply);
+    return writeAcquired(await this.#runner.run(writeAcquire, 'acquire', keys.name, args, 'lock', request));
   }
   /** The owner's remaining read hold count, or ScriptStatus.NotHeld (see {@link release}). */
-  async readRelease(keys: ReadWriteKeys, owner: string, reExpireMs: number, request: CallRequest, publish: PublishCommand, recordMs: number): Promise<number> {
+  async readRelease(keys: ReadWriteKeys, owner: string, reExpireMs: number, request: CallRequest, publish: PublishCommand, recordMs: number): Promise<HoldsLeft> {
     const { lock, readers, write, records } = keys;
     const args = [lock, readers, write.waiters, write.wakePrefix, records, owner, reExpireMs, request.id, publish, recordMs];
-    return Number(await this.#runner.run(COMMANDS.readRelease, 'release', keys.name, args, 'lock', request));
+    return holdsLeft(await this.#runner.run(readRelease, 'release', keys.name, args, 'lock', request));
   }
   /** The owner's remaining write hold count, or ScriptStatus.NotHeld (see {@link release}). */
-  async writeRelease(keys: ReadWriteKeys, owner: string, reExpireMs: number, request: CallRequest, publish: PublishCommand, recordMs: number): Promise<number> {
+  async writeRelease(keys: ReadWriteKeys, owner: string, reExpireMs: number, request: CallRequest, publish: PublishCommand, recordMs: number): Promise<HoldsLeft> {
     const args = [...readWriteKeyList(keys), owner, reExpireMs, request.id, publish, recordMs];
-    return Number(await this.#runner.run(COMMANDS.writeRelease, 'release', keys.name, args, 'lock', request));
+    return holdsLeft(await this.#runner.run(writeRelease, 'release', keys.name, args, 'lock', request));
   }
   /** Deletes the lock if held in `mode`; true if it was. Once per `request`. */
   async forceUnlock(keys: ReadWriteKeys, mode: 'read' | 'write', publish: PublishCommand, request: CallRequest): Promise<boolean> {
     const args = [...readWriteKeyList(keys), mode, publish, request.id];
-    return Number(await this.#runner.run(COMMANDS.readWriteForceUnlock, 'forceUnlock', keys.name, args, 'lock', request)) === 1;
+    return Number(await this.#runner.run(readWriteForceUnlock, 'forceUnlock', keys.name, args, 'lock', request)) === 1;
   }
   async state(keys: ReadWriteKeys, owner: string): Promise<ReadWriteState> {
-    const reply = (await this.#runner.run(COMMANDS.readWriteState, 'query', keys.name, [keys.lock, keys.readers, owner])) as unknown[];
+    const reply = (await this.#runner.run(readWriteState, 'query', keys.name, [keys.lock, keys.readers, owner])) as unknown[];
     const [writeLeftMs, ownWrites, readers, readLeftMs, ownReads] = reply.map(Number) as [number, number, number, number, number];
     return { writeLeftMs, ownWrites, readers, readLeftMs, ownReads };
   }

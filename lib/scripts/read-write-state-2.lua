@@ -6,6 +6,7 @@
 -- Returns { ms left of the write lease (-2: no writer), the asking owner's write hold count,
 --           number of readers, ms left of the longest read lease (-2: no reader),
 --           the asking owner's read hold count }.
+--- @include "includes/server-time.lua"
 local now = server_ms()
 local state = redis.call('HMGET', KEYS[1], 'writer', 'writes', 'wuntil', 'r:' .. ARGV[1])
 local write_left, own_writes = -2, 0

@@ -1,4 +1,6 @@
+import { ElectionScripts } from './election-scripts.js';
 import { FairLockScripts } from './fair-scripts.js';
+import { InspectScripts } from './inspect-scripts.js';
 import { LeaseMoveScripts } from './lease-move-scripts.js';
 import { ExclusiveLockScripts } from './lock-scripts.js';
 import { ReadWriteLockScripts } from './read-write-scripts.js';
@@ -8,12 +10,19 @@ import { ScriptRunner } from './script-runner.js';
 import { RequestWindow } from './request-window.js';
 import { SynchronizerScripts } from './semaphore-scripts.js';
 
+export type { ElectionState } from './election-scripts.js';
+export type { RawLockState } from './inspect-scripts.js';
 export type { ReadWriteState } from './read-write-scripts.js';
 
+export { ScriptStatus, type HoldsLeft, type NotHeld } from './script-status.js';
 export { WaiterMode, type PublishCommand, type RenewScript, type ReplicaAck } from './script-types.js';
 export type { CallRequest, HeldRequest, RequestWindow, WindowRequest } from './request-window.js';
 
-/** Every script rlock runs on one connection, by the kind of lock they serve. */
+/**
+ * Every script rlock runs on one connection, by the kind of lock they serve: the one registry of
+ * a client (and of the CLI), over one runner. Each method builds its KEYS and ARGV and turns the
+ * reply into a typed result.
+ */
 export class LockScripts {
   readonly lock: ExclusiveLockScripts;
   readonly fair: FairLockScripts;
@@ -22,6 +31,9 @@ export class LockScripts {
   readonly synchronizers: SynchronizerScripts;
   /** extend, hand-off and adopt of any kind's hold. */
   readonly leaseMoves: LeaseMoveScripts;
+  readonly election: ElectionScripts;
+  /** The one read of every key of a lock (`rlock inspect`, the holder and queue queries). */
+  readonly inspect: InspectScripts;
   /** The request ids of this client's changing calls (request-window.ts). */
   readonly requests: RequestWindow;
 
@@ -34,5 +46,7 @@ export class LockScripts {
     this.renewal = new RenewalScripts(runner);
     this.synchronizers = new SynchronizerScripts(runner);
     this.leaseMoves = new LeaseMoveScripts(runner);
+    this.election = new ElectionScripts(runner);
+    this.inspect = new InspectScripts(runner);
   }
 }

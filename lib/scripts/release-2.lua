@@ -11,7 +11,11 @@
 -- ARGV[4] publish command: 'publish', 'spublish' or 'publish-cluster' (wake-one.lua)
 -- ARGV[5] how long the record of a final release answers a resend, ms
 -- Returns the owner's remaining hold count (0: released); -1 when the owner held nothing.
--- release-last.lua runs first: it released a last hold already, and popped the first waiter.
+-- The prologue comes first, before the other shared functions are defined (docs/performance.md):
+-- it releases a last hold at once and pops the first waiter (`woken`), else sets `state`.
+--- @include "includes/release-last.lua"
+--- @include "includes/release-hold.lua"
+--- @include "includes/wake-one.lua"
 local wake_prefix = KEYS[1] .. ':wake:'
 if woken then
   if notice(ARGV[4], wake_prefix .. woken) == 0 then wake_one(KEYS[2], wake_prefix, ARGV[4]) end

@@ -3,7 +3,7 @@
 -- ended: never re-acquires, and never keeps another reader alive.
 -- The keys are read from ARGV so one body serves both ways of calling it (see renew-many.lua):
 -- KEYS          all the keys below when they share one slot; on a Redis 7 Cluster node batch
---               only the first (for routing), under the `allow-cross-slot-keys` flag
+--               only the first (for routing; the others live on its node)
 -- ARGV[1]       new lease, ms
 -- ARGV[2]       n, the number of holds
 -- ARGV[1+2i]    lock hash of hold i (i = 1..n)
@@ -11,6 +11,9 @@
 -- ARGV[2+2n+i]  hold i: 'r:' or 'w:' followed by the owner id
 -- Returns a table, one entry per hold: 1 renewed; 0 the lock is gone; 2 the owner no longer
 -- has that hold but others hold the lock.
+--- @include "includes/server-time.lua"
+--- @include "includes/read-write-holds.lua"
+--- @include "includes/renew-outcome.lua"
 local now = server_ms()
 local ends = now + tonumber(ARGV[1])
 local n = tonumber(ARGV[2])

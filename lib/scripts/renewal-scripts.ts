@@ -1,36 +1,16 @@
 import type { RenewScript, ReplicaAck } from './script-types.js';
 import type { ScriptRunner } from './script-runner.js';
 import { toLockError } from '../errors.js';
-import readWriteHoldsLua from './read-write-holds.lua';
-import renewManyLua from './renew-many.lua';
-import renewOutcomeLua from './renew-outcome.lua';
-import renewPermitsManyLua from './renew-permits-many.lua';
-import renewReadWriteManyLua from './renew-read-write-many.lua';
-import serverTimeLua from './server-time.lua';
+import renewLocks from './renew-many.lua';
+import renewPermits from './renew-permits-many.lua';
+import renewReadWrite from './renew-read-write-many.lua';
 
-// Versioned command names (see lock-scripts.ts).
-const rwPrelude = serverTimeLua + readWriteHoldsLua + renewOutcomeLua;
-const renewMany = renewOutcomeLua + renewManyLua;
-
-// Redis 7 script flag: the script may touch keys of several slots (all on the node it runs on).
-const CROSS_SLOT = '#!lua flags=allow-cross-slot-keys\n';
-
-const COMMANDS = {
-  renewMany: { name: 'rlockRenewManyV2', numberOfKeys: undefined, lua: renewMany },
-  renewReadWriteMany: { name: 'rlockRenewReadWriteManyV1', numberOfKeys: undefined, lua: rwPrelude + renewReadWriteManyLua },
-  renewManyCrossSlot: { name: 'rlockRenewManyCrossSlotV2', numberOfKeys: undefined, lua: CROSS_SLOT + renewMany },
-  renewReadWriteManyCrossSlot: {
-    name: 'rlockRenewReadWriteManyCrossSlotV1',
-    numberOfKeys: undefined,
-    lua: CROSS_SLOT + rwPrelude + renewReadWriteManyLua,
-  },
-  renewPermitsMany: { name: 'rlockRenewPermitsManyV1', numberOfKeys: undefined, lua: serverTimeLua + renewPermitsManyLua },
-  renewPermitsManyCrossSlot: {
-    name: 'rlockRenewPermitsManyCrossSlotV1',
-    numberOfKeys: undefined,
-    lua: CROSS_SLOT + serverTimeLua + renewPermitsManyLua,
-  },
-} as const;
+// No `#!lua` line: a script without flags may touch keys of several slots on its node (a
+// Cluster node batch does), and at the memory limit Redis refuses only its first write that could
+// grow memory, never its PEXPIRE. A `#!lua` line without `allow-oom` would refuse the whole script
+// there, so a Cluster lock would lose its renewals at the limit where a standalone one keeps them.
+/** The batched renewal script of each kind of hold, in one slot and across the slots of one node alike. */
+const RENEW = { lock: renewLocks, readWrite: renewReadWrite, permit: renewPermits } as const;
 
 /** The watchdog's batched renewal scripts, one per kind of hold (lock, read-write, permit). */
 export class RenewalScripts {
@@ -48,14 +28,9 @@ export class RenewalScripts {
     crossSlot = false,
     ack?: ReplicaAck,
   ): Promise<{ results: number[]; acks: number | undefined }> {
-    const command =
-      script === 'lock'
-        ? crossSlot ? COMMANDS.renewManyCrossSlot : COMMANDS.renewMany
-        : script === 'permit'
-          ? crossSlot ? COMMANDS.renewPermitsManyCrossSlot : COMMANDS.renewPermitsMany
-          : crossSlot ? COMMANDS.renewReadWriteManyCrossSlot : COMMANDS.renewReadWriteMany;
-    // Redis checks that declared keys share a slot even with the cross-slot flag (the flag
-    // covers keys touched from Lua): a node batch declares only its first key, for routing.
+    const command = RENEW[script];
+    // Redis checks that declared keys share a slot (a script may touch others on its node): a
+    // Cluster node batch declares only its first key, for routing.
     // The scripts read every key from ARGV either way, where a client adds no key prefix.
     const declared = crossSlot ? keys.slice(0, 1) : keys;
     const prefixed = this.#runner.keyPrefix ? keys.map((key) => this.#runner.keyPrefix + key) : keys;

@@ -22,42 +22,30 @@ export interface HeldRequest {
   readonly done: boolean;
 }
 
-/** The calls of one client on one key: their sequence numbers, and the calls waiting for room. */
-class KeyWindow {
-  /** The next sequence number. */
-  next: number;
-  /** The oldest sequence number still in use; `next` when none is. */
-  low: number;
-  /** Numbers above `low` that are no longer in use (answered out of order). */
-  over: Set<number> | undefined = undefined;
-  waiting: { owner: string | undefined; held: HeldRequest | undefined; start: (request: WindowRequest) => void }[] | undefined = undefined;
-
-  constructor(
-    readonly key: string,
-    first: number,
-  ) {
-    this.next = first;
-    this.low = first;
-  }
+/** A request of a window: in use until its copies are settled and its caller sends it no more. */
+export interface WindowRequest extends CallRequest {
+  /** Its caller sends it no more (a call never sent, or a retried one that stopped). */
+  close(): void;
 }
 
-/** A request of a window: in use until its copies are settled and its caller sends it no more. */
-export class WindowRequest implements CallRequest {
-  readonly id: string;
-  readonly #seq: number;
-  readonly #window: KeyWindow;
-  readonly #requests: RequestWindow;
+/** One request's copies on their way and whether its caller may send more; `ended` once neither. */
+abstract class RequestUse implements WindowRequest {
+  id = '';
+  /** Its sequence number on its key. */
+  seq = 0;
   #copies = 0;
   /** No copy will be sent after those on their way. */
-  #final: boolean;
-  #over = false;
+  #final = true;
+  /** In use: given out and not ended yet. */
+  inUse = false;
 
-  constructor(id: string, seq: number, window: KeyWindow, requests: RequestWindow, final: boolean) {
+  /** Given out as `id` (number `seq`); `final`: sent once, by a caller that holds no request. */
+  start(id: string, seq: number, final: boolean): void {
     this.id = id;
-    this.#seq = seq;
-    this.#window = window;
-    this.#requests = requests;
+    this.seq = seq;
+    this.#copies = 0;
     this.#final = final;
+    this.inUse = true;
   }
 
   sending(): void {
@@ -69,18 +57,75 @@ export class WindowRequest implements CallRequest {
     this.#end();
   }
 
-  /** Its caller sends it no more (a call never sent, or a retried one that stopped). */
   close(): void {
     this.#final = true;
     this.#end();
   }
 
   #end(): void {
-    if (this.#over || !this.#final || this.#copies > 0) return;
-    this.#over = true;
-    this.#requests.over(this.#window, this.#seq);
+    if (!this.inUse || !this.#final || this.#copies > 0) return;
+    this.inUse = false;
+    this.ended();
+  }
+
+  /** No longer in use: its number is free. */
+  protected abstract ended(): void;
+}
+
+interface WaitingCall {
+  readonly owner: string | undefined;
+  readonly held: HeldRequest | undefined;
+  readonly start: (request: WindowRequest) => void;
+}
+
+/**
+ * The calls of one client on one key: their sequence numbers, and the calls waiting for room. It
+ * is itself the request of a call made while no other of its calls is in use (nearly every call:
+ * one acquire, then one release), so such a call allocates no object; the window stays in the
+ * client's map while idle, up to IDLE_WINDOWS of them.
+ */
+class KeyWindow extends RequestUse {
+  /** The next sequence number. */
+  next: number;
+  /** The oldest sequence number still in use; `next` when none is. */
+  low: number;
+  /** Numbers above `low` that are no longer in use (answered out of order). */
+  over: Set<number> | undefined = undefined;
+  waiting: WaitingCall[] | undefined = undefined;
+
+  constructor(
+    readonly key: string,
+    first: number,
+    readonly requests: RequestWindow,
+  ) {
+    super();
+    this.next = first;
+    this.low = first;
+  }
+
+  /** No call of it is in use and none waits. */
+  get idle(): boolean {
+    return this.low === this.next && this.waiting === undefined;
+  }
+
+  protected ended(): void {
+    this.requests.over(this, this.seq);
   }
 }
+
+/** A request of a call made while another of its window's calls was in use. */
+class SideRequest extends RequestUse {
+  constructor(readonly window: KeyWindow) {
+    super();
+  }
+
+  protected ended(): void {
+    this.window.requests.over(this.window, this.seq);
+  }
+}
+
+/** Idle windows kept for their key's next call; past this many they are dropped all at once. */
+const IDLE_WINDOWS = 256;
 
 /**
  * One client's request ids for the calls that change a lock, by the key whose call log or record
@@ -93,6 +138,8 @@ export class WindowRequest implements CallRequest {
  */
 export class RequestWindow {
   readonly #windows = new Map<string, KeyWindow>();
+  /** Windows in the map with no call in use. */
+  #idle = 0;
   /** An owner id of this client starts with it; calls for other owners carry it as their tag. */
   readonly #tag: string;
   #last = 0;
@@ -126,8 +173,12 @@ export class RequestWindow {
   #take(key: string, owner: string | undefined, held: HeldRequest | undefined): WindowRequest | undefined {
     let window = this.#windows.get(key);
     if (window === undefined) {
-      window = new KeyWindow(key, this.#last + 1);
+      window = new KeyWindow(key, this.#last + 1, this);
       this.#windows.set(key, window);
+    } else if (window.idle) {
+      // As if new: numbered above every number this client gave.
+      this.#idle -= 1;
+      window.next = window.low = this.#last + 1;
     } else if (window.waiting !== undefined || window.next - window.low >= REQUEST_SPAN) {
       return undefined;
     }
@@ -146,7 +197,8 @@ export class RequestWindow {
     const tag = owner !== undefined && owner.startsWith(this.#tag) ? '' : this.#tag;
     const gap = seq - window.low;
     const id = tag + seq.toString(36) + (gap === 0 ? '/0' : `/${gap.toString(36)}`);
-    const request = new WindowRequest(id, seq, window, this, held === undefined || held.done);
+    const request = window.inUse ? new SideRequest(window) : window;
+    request.start(id, seq, held === undefined || held.done);
     if (held !== undefined) held.request = request;
     return request;
   }
@@ -165,6 +217,11 @@ export class RequestWindow {
       next.start(this.#issue(window, next.owner, next.held));
     }
     if (waiting?.length === 0) window.waiting = undefined;
-    if (window.low === window.next && window.waiting === undefined) this.#windows.delete(window.key);
+    if (window.idle && (this.#idle += 1) > IDLE_WINDOWS) this.#dropIdle();
+  }
+
+  #dropIdle(): void {
+    for (const [key, window] of this.#windows) if (window.idle) this.#windows.delete(key);
+    this.#idle = 0;
   }
 }

@@ -4,7 +4,7 @@ import type { CallRequest } from './request-window.js';
 
 const same = (reply: unknown): unknown => reply;
 
-/** One script: a versioned name, its key count (undefined: given per call), its Lua text. */
+/** One script as the build makes it (lua.d.ts): a name from its text, its key count (undefined: given per call), its Lua text. */
 export type ScriptCommand = LuaScript;
 
 /**

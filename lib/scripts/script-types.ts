@@ -1,16 +1,6 @@
 // Types the script modules share with the code that calls them: their own module, so that the
 // registry (which builds the script modules) and the script modules do not import each other.
 
-/**
- * What scripts may publish a notice with, a fact of the deployment: `publish` one server
- * (standalone, Sentinel: classic pub/sub, whose receiver count is exact), `spublish` a Cluster
- * with sharded pub/sub (Redis 7), `publish-cluster` a Cluster without it. A notice for a waiting
- * client goes the way that client listens, as its listener id says (keys.ts, notice.lua): by
- * SPUBLISH where the Cluster has it and the client keeps sharded subscriptions, else by PUBLISH,
- * whose count on a Cluster covers one node only and so cannot prove a client gone.
- */
-export type PublishCommand = 'publish' | 'spublish' | 'publish-cluster';
-
 /** What a waiting attempt tells the acquire script about this client's other waiters. */
 export const WaiterMode = {
   /** A single attempt: no waiter bookkeeping. */
@@ -42,3 +32,4 @@ export interface RenewTarget {
 }
 
 export type { ReplicaAck } from '../redis/port.js';
+export type { PublishCommand } from '../redis/topology.js';

@@ -17,6 +17,8 @@
 -- Waiters are woken here too when permits may be free for them: leases that ended (pruned by
 -- this call: whoever calls next), or a waiting call that still sees permits free (it registers
 -- a hint that may fit them, or a promise it used came back unused).
+--- @include "includes/semaphore.lua"
+--- @include "includes/semaphore-waiters.lua"
 local now = server_ms()
 local permits, member, client, mode = KEYS[1], ARGV[1], ARGV[4], ARGV[5]
 local count, limit, lease = sem_count(member), tonumber(ARGV[2]), tonumber(ARGV[3])

@@ -3,6 +3,7 @@
 -- KEYS[1] permits (semaphore.lua)
 -- ARGV[1] limit
 -- Returns the free permits, at least 0.
+--- @include "includes/semaphore.lua"
 local now = server_ms()
 local out = tonumber(redis.call('ZSCORE', KEYS[1], '#') or '0')
 for _, member in ipairs(redis.call('ZRANGE', KEYS[1], SEM_LEASES, now, 'BYSCORE')) do

@@ -15,6 +15,9 @@
 -- Returns nil when granted. Otherwise the latest time to ask again, ms: for the head, until the
 -- earliest lease ends; behind it, until the waiter ahead loses its place. 0 after a failed
 -- single attempt.
+--- @include "includes/fair-queue.lua"
+--- @include "includes/semaphore.lua"
+--- @include "includes/semaphore-waiters.lua"
 local now = server_ms()
 local permits, queue, timeouts = KEYS[1], KEYS[6], KEYS[7]
 local member, limit, lease, waiter = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]

@@ -6,6 +6,8 @@
 -- ARGV[2] limit
 -- ARGV[3] publish command
 -- Returns 1 when the waiter was queued, 0 when it was not (any more).
+--- @include "includes/semaphore.lua"
+--- @include "includes/semaphore-waiters.lua"
 local rank = redis.call('ZRANK', KEYS[6], ARGV[1])
 if rank == false then return 0 end
 redis.call('ZREM', KEYS[6], ARGV[1])

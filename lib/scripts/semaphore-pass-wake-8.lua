@@ -9,6 +9,8 @@
 -- ARGV[4] permits handed back (0: none, the client only leaves), or 'all' (everything promised)
 -- ARGV[5] '1': the client leaves the waiter set
 -- Returns nothing.
+--- @include "includes/semaphore.lua"
+--- @include "includes/semaphore-waiters.lua"
 local now = server_ms()
 local client = ARGV[1]
 if ARGV[5] == '1' then

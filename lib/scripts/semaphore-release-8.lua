@@ -8,6 +8,8 @@
 -- ARGV[2] limit, as the calling semaphore object knows it
 -- ARGV[3] publish command: 'publish', 'spublish' or 'publish-cluster'
 -- Returns 1 when the permits were given back now, 0 when they were not out (any more).
+--- @include "includes/semaphore.lua"
+--- @include "includes/semaphore-waiters.lua"
 local now = server_ms()
 local permits, member, limit = KEYS[1], ARGV[1], tonumber(ARGV[2])
 local out, freed = sem_prune(permits, now)

@@ -14,6 +14,9 @@
 -- Returns nil when acquired or re-entered; -3 when the owner holds read holds only (upgrade
 -- refused); otherwise the PTTL of the lock, i.e. the ms until its last current hold ends (-1:
 -- no TTL), which bounds the caller's sleep.
+--- @include "includes/read-write-holds.lua"
+--- @include "includes/waiter-set.lua"
+--- @include "includes/call-log.lua"
 local now = server_ms()
 rw_prune(KEYS[1], KEYS[2], now)
 

@@ -17,6 +17,11 @@
 -- ARGV[5] how long the record of a final release answers a resend, ms
 -- Returns the owner's remaining write hold count (0: released); -1 when it held none (also
 -- when its lease had ended).
+--- @include "includes/ended-holds.lua"
+--- @include "includes/read-write-holds.lua"
+--- @include "includes/call-log.lua"
+--- @include "includes/wake-one.lua"
+--- @include "includes/wake-all.lua"
 local now = server_ms()
 rw_prune(KEYS[1], KEYS[2], now)
 
@@ -40,7 +45,7 @@ if held > 1 then
 end
 
 redis.call('HDEL', KEYS[1], 'writer', 'writes', 'wuntil', log_field)
-record_final(record, state[3], ARGV[3], ARGV[5])
+record_final(record, state[3], ARGV[3], ARGV[5], true)
 local free = rw_settle(KEYS[1], KEYS[2])
 if wake_all(KEYS[3], KEYS[4], ARGV[4]) == 0 and free then wake_one(KEYS[5], KEYS[6], ARGV[4]) end
 return 0

@@ -1,10 +1,11 @@
 import type { LockCore } from '../core.js';
 import { InvalidArgumentError } from '../errors.js';
 import { SUBSCRIPTION_LINGER_MS } from '../options.js';
-import { latchKeys, SynchronizerScripts, type LatchKeys } from '../scripts/semaphore-scripts.js';
+import { latchKeys, type LatchKeys } from '../keys.js';
+import type { SynchronizerScripts } from '../scripts/semaphore-scripts.js';
 import { checkLockName, checkOptions, checkSignal, checkWaitTime } from '../validate.js';
 import { raceDeadline, TIMED_OUT } from '../waiting/wait.js';
-import { LatchWaiterQueue } from './waiters.js';
+import { LatchWaiterQueue } from './latch-waiter-queue.js';
 
 /** Options of `CountDownLatch.wait`. */
 export interface LatchWaitOptions {

@@ -1,10 +1,10 @@
 import type { LockCore } from '../core.js';
 import { SUBSCRIPTION_LINGER_MS } from '../options.js';
-import type { SemaphoreKeys } from '../scripts/semaphore-scripts.js';
+import type { SemaphoreKeys } from '../keys.js';
 import { acquireInTurn, type FairAttempt } from '../waiting/fair-wait.js';
 import { FairWaiterQueue } from '../waiting/fair-waiter-queue.js';
 import { acquireOnce, attemptWithin, raceDeadline, TIMED_OUT, type Acquired, type AttemptResult } from '../waiting/wait.js';
-import { PermitWaiterQueue } from './waiters.js';
+import { PermitWaiterQueue } from './permit-waiter-queue.js';
 
 // How a semaphore waits for permits: non-fair (a notice names this client) or fair (in queue
 // order). Each resolves with the grant, or false when the wait ran out.
@@ -93,16 +93,15 @@ export async function waitForNotice(request: PermitRequest): Promise<Acquired | 
 /** This client's waiter queue for the semaphore's wake channel. */
 function permitQueue(core: LockCore, keys: SemaphoreKeys, limit: number): PermitWaiterQueue {
   const scripts = core.scripts.synchronizers;
-  const onError = (error: unknown): void => void core.events.emit('error', error);
   return core.waiters.channel(
     keys.wakePrefix,
     (hooks) =>
       new PermitWaiterQueue(
         {
           ...hooks,
-          passWake: (permits, leave) => void scripts.passWake(keys, core.waiters.listenerId, limit, core.publish, permits, leave).catch(onError),
+          passWake: (permits, leave) => core.waiters.leaving(scripts.passWake(keys, core.waiters.listenerId, limit, core.publish, permits, leave)),
           // A script, not a ZREM: it also drops the waiter set when only its keeper is left.
-          leaveWaiterSet: () => void scripts.passWake(keys, core.waiters.listenerId, limit, core.publish, 0, true).catch(onError),
+          leaveWaiterSet: () => core.waiters.leaving(scripts.passWake(keys, core.waiters.listenerId, limit, core.publish, 0, true)),
         },
         SUBSCRIPTION_LINGER_MS,
       ),

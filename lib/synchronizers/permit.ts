@@ -1,7 +1,7 @@
-import type { HandOffOptions } from '../holding/lease-moves.js';
-import type { LeaseHandle } from '../holding/lease-handle.js';
-import type { LeaseMovesInit } from '../holding/lease.js';
-import { Releasable } from '../holding/releasable.js';
+import type { HandOffOptions } from '../lease/lease-moves.js';
+import type { LeaseHandle } from '../lease/lease-handle.js';
+import type { LeaseMovesInit } from '../lease/lease.js';
+import { Releasable } from '../lease/releasable.js';
 import { checkHandOffOptions } from '../validate.js';
 
 /** What a Permit is built from. */

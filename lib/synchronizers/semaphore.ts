@@ -2,12 +2,14 @@ import type { LockCore } from '../core.js';
 import { InvalidArgumentError, LockAcquireTimeoutError } from '../errors.js';
 import { holdDrift, type Hold, type RenewTarget } from '../holding/holds.js';
 import { addLease, removeLease } from '../holding/hold-leases.js';
-import { HOLD_ACCESS, type HoldAccess } from '../holding/hold-access.js';
-import { movesOf } from '../holding/lease-moves.js';
-import { capHold } from '../holding/max-hold.js';
-import { releaseHold, type ReleaseTicket } from '../holding/hold-release.js';
-import { confirmReplicas } from '../holding/replica-ack.js';
-import { semaphoreKeys, SynchronizerScripts, type SemaphoreKeys } from '../scripts/semaphore-scripts.js';
+import { OWNER_CALLS, type OwnerHolds } from '../owner-calls.js';
+import { KINDS, lockIdOf } from '../kinds.js';
+import { movesOf } from '../lease/lease-moves.js';
+import { capHold } from '../holding/cap-hold.js';
+import { releaseHold, type ReleaseTicket } from '../holding/release-hold.js';
+import { confirmReplicas } from '../holding/confirm-replicas.js';
+import { semaphoreKeys, type SemaphoreKeys } from '../keys.js';
+import type { SynchronizerScripts } from '../scripts/semaphore-scripts.js';
 import { AcquireTrack } from '../telemetry/channels.js';
 import { traceRelease } from '../telemetry/tracing.js';
 import { checkFunction, checkLockName, checkOptions, checkWaitOptions, WAIT_OPTIONS, WATCHDOG_LEASE } from '../validate.js';
@@ -75,6 +77,8 @@ export class Semaphore implements RSemaphore {
   readonly #core: LockCore;
   readonly #keys: SemaphoreKeys;
   readonly #scripts: SynchronizerScripts;
+  /** Its permits in the client's hold records. */
+  readonly #lockId: string;
 
   constructor(core: LockCore, name: unknown, options: unknown) {
     this.name = checkLockName(name);
@@ -88,6 +92,7 @@ export class Semaphore implements RSemaphore {
     this.#core = core;
     this.#keys = semaphoreKeys(core.keyPrefix, this.name);
     this.#scripts = core.scripts.synchronizers;
+    this.#lockId = lockIdOf('permit', this.#keys.permits);
   }
 
   async tryAcquire(options?: PermitOptions): Promise<Permit | null> {
@@ -141,7 +146,7 @@ export class Semaphore implements RSemaphore {
     const core = this.#core;
     // Telemetry's owner: the first attempt's permit id (each attempt sends one of its own).
     const owner = `${need}:${core.clientId}:${(lastPermit + 1).toString(36)}`;
-    const track = new AcquireTrack(core.clientId, `permit\u0000${this.#keys.permits}`, this.name, owner, { server: core.redis.address, permits: need, signal });
+    const track = new AcquireTrack(core.clientId, this.#lockId, this.name, owner, { server: core.redis.address, permits: need, signal });
     return track.around(() => this.#acquirePermit(need, waitMs, leaseMs, signal, maxHoldMs));
   }
 
@@ -180,27 +185,40 @@ export class Semaphore implements RSemaphore {
   /** Records the permit under the holder's clock (and the watchdog) before user code runs. */
   #permit(id: string, need: number, sentAt: number, ttlMs: number, watchdog: boolean, maxHoldMs: number | undefined): Permit {
     const core = this.#core;
-    const access = this[HOLD_ACCESS]();
-    const hold = core.holds.acquired({ lockId: access.lockId, owner: id, target: access.target(id), unscoped: false, sentAt, ttlMs, watchdog, permits: need });
+    const hold = core.holds.acquired({ kind: 'permit', lockId: this.#lockId, owner: id, target: this.#target(id), unscoped: false, sentAt, ttlMs, watchdog, permits: need });
     if (watchdog) core.watchdog.kick();
-    capHold(core, hold, maxHoldMs, access.letGo(id));
+    capHold(core.holds, hold, maxHoldMs, this.#letGo(id));
     core.events.emit('acquired', { name: this.name, owner: id });
     return this.#permitOf(id, need, hold);
   }
 
-  /** For `permit.handOff()` and `locks.adopt()` (lib/holding/): permits by exact id. */
-  [HOLD_ACCESS](): HoldAccess {
+  /** Permits by exact id, for `permit.handOff()` and `locks.adopt()` (see OwnerHolds). */
+  [OWNER_CALLS](): OwnerHolds {
+    const holds = this.#core.holds;
+    const lockId = this.#lockId;
     return {
       core: this.#core,
       name: this.name,
-      lockId: `permit\u0000${this.#keys.permits}`,
-      target: (id): RenewTarget => ({ name: this.name, script: 'permit', keys: [this.#keys.permits], holder: id }),
-      letGo: (id) => () => void this.#send(id).catch(() => undefined),
-      lease: (id) => {
-        const hold = this.#core.holds.get(`permit\u0000${this.#keys.permits}`, id);
-        return this.#permitOf(id, Number(id.split(':', 1)[0]), hold!);
+      kind: 'permit',
+      lockId,
+      holdOf: (id) => {
+        const hold = holds.get(lockId, id);
+        return hold && holds.isCurrent(hold) ? hold : undefined;
       },
+      target: (id) => this.#target(id),
+      letGo: (id) => this.#letGo(id),
+      lease: (id) => this.#permitOf(id, Number(id.split(':', 1)[0]), holds.get(lockId, id)!),
     };
+  }
+
+  /** How the watchdog renews permit `id`. */
+  #target(id: string): RenewTarget {
+    return { name: this.name, script: KINDS.permit.renew, keys: [this.#keys.permits], holder: id };
+  }
+
+  /** Gives permit `id` back in the background, nobody waiting (see Hold.letGo). */
+  #letGo(id: string): (count: number) => void {
+    return () => void this.#send(id).catch(() => undefined);
   }
 
   /** The Permit of `hold`: its signal follows the hold; release() gives the permits back once. */

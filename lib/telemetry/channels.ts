@@ -1,7 +1,7 @@
 import { channel } from 'node:diagnostics_channel';
 import type { LockLostReason } from '../errors.js';
 import type { Acquired } from '../waiting/wait.js';
-import { kindOfLockId } from './lock-kind.js';
+import { reportedKindOf } from '../kinds.js';
 import { diagnosticsChannels, type AcquireEndMessage, type AcquireOutcome, type AcquireStartMessage, type LostMessage, type ReleaseMessage, type RenewMessage } from './messages.js';
 import { acquireTracing, isTraced, type AcquireTraceContext } from './tracing.js';
 
@@ -116,7 +116,7 @@ export class AcquireTrack {
   }
 
   #message(): AcquireStartMessage {
-    return { name: this.#name, owner: this.#owner, clientId: this.#clientId, kind: kindOfLockId(this.#lockId) };
+    return { name: this.#name, owner: this.#owner, clientId: this.#clientId, kind: reportedKindOf(this.#lockId) };
   }
 }
 

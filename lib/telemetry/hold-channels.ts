@@ -1,6 +1,6 @@
 import { channel } from 'node:diagnostics_channel';
 import { diagnosticsChannels, type LockMessage } from './messages.js';
-import { kindOfLockId } from './lock-kind.js';
+import { reportedKindOf } from '../kinds.js';
 
 /** `rlock:hold:start`: an owner's first hold of a lock (re-entries are not new holds), or a Permit. */
 export interface HoldStartMessage extends LockMessage {
@@ -44,7 +44,7 @@ const holdEnd = channel(diagnosticsChannels.holdEnd);
 const renewFailure = channel(diagnosticsChannels.renewFailure);
 
 function base(clientId: string, hold: AnnouncedHold): HoldStartMessage {
-  return { name: hold.target.name, owner: hold.owner, clientId, kind: kindOfLockId(hold.lockId), permits: hold.permits };
+  return { name: hold.target.name, owner: hold.owner, clientId, kind: reportedKindOf(hold.lockId), permits: hold.permits };
 }
 
 /** Publishes `rlock:hold:start` for a new hold, if someone subscribes (a RedLock's node holds are not holds of their own). */
@@ -66,6 +66,6 @@ export function holdEnded(clientId: string, hold: AnnouncedHold, reason: string 
 export function renewFailed(clientId: string, batch: readonly AnnouncedHold[], error: unknown): void {
   if (!renewFailure.hasSubscribers) return;
   for (const hold of batch) {
-    if (!hold.quiet) renewFailure.publish({ name: hold.target.name, owner: hold.owner, clientId, kind: kindOfLockId(hold.lockId), error } satisfies RenewFailureMessage);
+    if (!hold.quiet) renewFailure.publish({ name: hold.target.name, owner: hold.owner, clientId, kind: reportedKindOf(hold.lockId), error } satisfies RenewFailureMessage);
   }
 }

@@ -1,5 +1,5 @@
 import { tracingChannel, type TracingChannel } from 'node:diagnostics_channel';
-import { kindOfLockId } from './lock-kind.js';
+import { reportedKindOf } from '../kinds.js';
 import type { AcquireOutcome, AcquireStartMessage, LockMessage } from './messages.js';
 
 /**
@@ -72,12 +72,17 @@ export interface ReleaseScope {
   readonly redis: { readonly address: string | undefined };
 }
 
+/** Whether a release would be traced now: a caller that knows it is not calls the release itself, with no closure for traceRelease. */
+export function isReleaseTraced(): boolean {
+  return isTraced(releaseTracing);
+}
+
 /**
  * Runs the release `fn` of `owner`'s hold on lock `name` (`lockId`: `${kind}\0${key}`) inside
  * `tracing:rlock:release` when someone subscribes there; otherwise just calls it.
  */
 export function traceRelease<T>(scope: ReleaseScope, name: string, owner: string, lockId: string, fn: () => Promise<T>): Promise<T> {
   if (!isTraced(releaseTracing)) return fn();
-  const context: ReleaseTraceContext = { name, owner, clientId: scope.clientId, kind: kindOfLockId(lockId), server: scope.redis.address };
+  const context: ReleaseTraceContext = { name, owner, clientId: scope.clientId, kind: reportedKindOf(lockId), server: scope.redis.address };
   return releaseTracing.tracePromise(fn, context);
 }

@@ -1,25 +1,37 @@
-import type { LockCore } from '../core.js';
 import type { WaitTarget } from '../keys.js';
 import type { WaiterQueue } from './waiter-queue.js';
 import { WaiterMode } from '../scripts/registry.js';
-import { acquireOnce, acquireWithin, type Acquired, type AttemptResult } from './wait.js';
+import { acquireOnce, acquireWithin, type AcquireLoop, type Acquired, type AttemptResult } from './wait.js';
+import type { WaiterQueues } from './waiter-queues.js';
 
-/** This client's local waiters on `target` (one object per acquisition, not two closures). */
-class TargetWaiters {
-  readonly #core: LockCore;
-  readonly #target: WaitTarget;
+/** What a non-fair wait needs of a client (LockCore has it): its local queues, and its watchdog lease. */
+export interface NonFairWaitDesk {
+  readonly waiters: WaiterQueues;
+  readonly watchdogTimeoutMs: number;
+}
 
-  constructor(core: LockCore, target: WaitTarget) {
-    this.#core = core;
-    this.#target = target;
+/** One waiting acquisition's loop (wait.ts): its attempts, its guard and this client's local waiters on `target`, in one object. */
+class NonFairLoop implements AcquireLoop {
+  readonly waiters = this;
+  readonly noTtlSleepMs: number;
+
+  constructor(
+    readonly core: NonFairWaitDesk,
+    readonly target: WaitTarget,
+    readonly deadline: number,
+    readonly signal: AbortSignal | undefined,
+    readonly attempt: (mode: WaiterMode) => Promise<AttemptResult>,
+    readonly abandon: () => void,
+  ) {
+    this.noTtlSleepMs = core.watchdogTimeoutMs;
   }
 
   peek(): WaiterQueue | undefined {
-    return this.#core.waiters.peek(this.#target);
+    return this.core.waiters.peek(this.target);
   }
 
   get(): WaiterQueue {
-    return this.#core.waiters.get(this.#target);
+    return this.core.waiters.get(this.target);
   }
 }
 
@@ -29,7 +41,7 @@ class TargetWaiters {
  * wake-up channel. `abandon` undoes an acquisition that came after the wait was given up.
  */
 export function waitNonFair(
-  core: LockCore,
+  core: NonFairWaitDesk,
   target: WaitTarget,
   waitMs: number | undefined,
   signal: AbortSignal | undefined,
@@ -37,12 +49,5 @@ export function waitNonFair(
   abandon: () => void,
 ): Promise<Acquired | false> {
   if (waitMs === 0) return acquireOnce(() => attempt(WaiterMode.Single), { signal, abandon });
-  return acquireWithin({
-    attempt,
-    abandon,
-    signal,
-    waiters: new TargetWaiters(core, target),
-    deadline: waitMs === undefined ? Infinity : performance.now() + waitMs,
-    noTtlSleepMs: core.watchdogTimeoutMs,
-  });
+  return acquireWithin(new NonFairLoop(core, target, waitMs === undefined ? Infinity : performance.now() + waitMs, signal, attempt, abandon));
 }

@@ -190,9 +190,13 @@ export function acquireWithin(loop: AcquireLoop): Promise<Acquired | false> {
   // count: an uncontended acquisition creates no queue and sends one command. That path, the
   // one nearly every call takes, runs here without the waiting loop's frame.
   if (loop.waiters.peek()) return waitFor(loop, undefined);
-  return attemptWithin(() => loop.attempt(WaiterMode.Single), loop, loop.deadline).then((result) =>
-    result === TIMED_OUT ? false : result.acquired ? result : waitFor(loop, result),
-  );
+  let pending: Promise<AttemptResult>;
+  try {
+    pending = loop.attempt(WaiterMode.Single);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return sentWithin(pending, loop, loop.deadline).then((result) => (result === TIMED_OUT ? false : result.acquired ? result : waitFor(loop, result)));
 }
 
 /**
@@ -259,6 +263,11 @@ export function attemptWithin<R extends Attempt>(
   } catch (error) {
     return Promise.reject(error);
   }
+  return sentWithin(pending, guard, deadline);
+}
+
+/** As attemptWithin, for an attempt already sent (`pending`). */
+function sentWithin<R extends Attempt>(pending: Promise<R>, guard: AttemptGuard, deadline: number): Promise<R | typeof TIMED_OUT> {
   // No deadline and no signal: nothing can give up on the attempt.
   if (deadline === Infinity && !guard.signal) return pending;
   return raceDeadline(pending, deadline, guard.signal, () => undoIfAcquired(pending, guard));

@@ -2,7 +2,7 @@ import { listenerId, type LockKeys, type WaitTarget } from '../keys.js';
 import type { Topology } from '../redis/topology.js';
 import type { LockScripts } from '../scripts/registry.js';
 import { FairWaiterQueue } from './fair-waiter-queue.js';
-import type { NoticeSubscriber } from './subscriber.js';
+import type { NoticeSubscriber } from './notice-subscriber.js';
 import type { WakeChannel, WakeChannelHooks } from './wake-channel.js';
 import { WaiterQueue } from './waiter-queue.js';
 
@@ -18,6 +18,9 @@ export interface WaiterQueuesConfig {
   readonly onError: (error: unknown) => void;
 }
 
+/** How long close() waits for the calls its queues sent on their way out, ms. */
+const CLOSE_LEAVE_MS = 1_000;
+
 /**
  * This client's wake-up channels, one per lock it waits on: a {@link WaiterQueue} per non-fair
  * lock (per side, for a read-write lock), a {@link FairWaiterQueue} per fair lock (on a channel
@@ -30,6 +33,8 @@ export class WaiterQueues {
   /** Channels of other kinds (semaphores, latches), made by their own modules. */
   readonly #otherQueues = new Map<string, WakeChannel>();
   #closedWith: Error | undefined;
+  /** Leave and hand-on calls still out (see leaving()). */
+  readonly #leaving = new Set<Promise<void>>();
   #listenerId: string | undefined;
 
   constructor(config: WaiterQueuesConfig) {
@@ -53,7 +58,7 @@ export class WaiterQueues {
 
   /** The queue of a lock, created on first need. */
   get(target: WaitTarget): WaiterQueue {
-    const { scripts, topology, onError } = this.#config;
+    const { scripts, topology } = this.#config;
     const id = this.listenerId;
     return this.#getOrCreate(
       this.#queues,
@@ -62,8 +67,8 @@ export class WaiterQueues {
         new WaiterQueue(
           {
             ...hooks,
-            passWake: () => void scripts.lock.passWake(target, id, topology().publish).catch(onError),
-            leaveWaiterSet: () => void scripts.lock.leaveWaiterSet(target, id).catch(onError),
+            passWake: () => this.leaving(scripts.lock.passWake(target, id, topology().publish)),
+            leaveWaiterSet: () => this.leaving(scripts.lock.leaveWaiterSet(target, id)),
           },
           this.#config.lingerMs,
           target.wakeAll,
@@ -95,12 +100,30 @@ export class WaiterQueues {
     return this.#getOrCreate(this.#otherQueues as Map<string, Q>, prefix, create);
   }
 
-  close(error: Error): void {
+  /** Sends a call that leaves a waiter set or hands a wake-up on; close() waits for those in flight. */
+  leaving(call: Promise<unknown>): void {
+    const settled = call.then(() => undefined, this.#config.onError);
+    this.#leaving.add(settled);
+    void settled.finally(() => this.#leaving.delete(settled));
+  }
+
+  /**
+   * Fails every waiter; resolves once what the queues sent on their way out (leaving waiter sets,
+   * handing promised permits back) was answered, at most CLOSE_LEAVE_MS: a connection closed
+   * right after close() then drops none of them, and no dead client stays registered.
+   */
+  close(error: Error): Promise<void> {
     this.#closedWith = error;
     for (const queues of [this.#queues, this.#fairQueues, this.#otherQueues]) {
       for (const queue of queues.values()) queue.close(error);
       queues.clear();
     }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, CLOSE_LEAVE_MS);
+      timer.unref?.();
+    });
+    return Promise.race([Promise.all(this.#leaving).then(() => undefined), bound]).finally(() => clearTimeout(timer));
   }
 
   #channel(prefix: string): string {

@@ -1,5 +1,5 @@
 import { MAX_DURATION_MS } from '../validate.js';
-import type { NoticeListener } from './subscriber.js';
+import type { NoticeListener } from './notice-subscriber.js';
 
 /** Why a sleeping waiter woke up. */
 export type WakeReason = 'notice' | 'timeout';

@@ -3,10 +3,11 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockClient } from '../../lib/index.js';
 import { spawnSentinelSet, type SpawnedSentinelSet } from '../../tools/redis-sentinel.js';
+import { childBundle } from '../../tools/spec-children.js';
 
 function rlock(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--import', './tools/register-lua.mjs', 'lib/cli/main.ts', ...args], {
+    const child = spawn(process.execPath, [childBundle('lib/cli/main.ts'), ...args], {
       env: { ...process.env, NODE_NO_WARNINGS: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

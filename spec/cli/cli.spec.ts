@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseTarget } from '../../lib/cli/connect.js';
 import { parseKey } from '../../lib/cli/list.js';
 import { sleep, until, useLockFixture } from '../helpers/fixtures.js';
+import { childBundle } from '../../tools/spec-children.js';
 
 interface Run {
   readonly code: number | null;
@@ -13,7 +14,7 @@ interface Run {
 /** Runs the real `rlock` command (lib/cli/main.ts, as dist/cli.js is built from it) as a child process. */
 function rlock(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--import', './tools/register-lua.mjs', 'lib/cli/main.ts', ...args], {
+    const child = spawn(process.execPath, [childBundle('lib/cli/main.ts'), ...args], {
       env: { ...process.env, ...env, NODE_NO_WARNINGS: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

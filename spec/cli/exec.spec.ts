@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { sleep, until, useLockFixture } from '../helpers/fixtures.js';
+import { childBundle } from '../../tools/spec-children.js';
 
 interface Run {
   readonly code: number | null;
@@ -13,7 +14,7 @@ interface Run {
 /** The real `rlock` command (lib/cli/main.ts) as a child process; `done` settles at its exit. */
 function rlock(args: string[]): { child: ChildProcessWithoutNullStreams; output: () => string; errors: () => string; done: Promise<Run> } {
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', '--import', './tools/register-lua.mjs', 'lib/cli/main.ts', ...args], {
+  const child = spawn(process.execPath, [childBundle('lib/cli/main.ts'), ...args], {
     // An inspector opened by mistake takes a free port, not 9229 (a spec that fails must not disturb others).
     env: { ...process.env, NODE_NO_WARNINGS: '1', NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --inspect-port=0` },
   });

@@ -1,18 +1,19 @@
 import { Redis as IoRedis } from 'ioredis';
 import { createClient, createClientPool } from 'redis';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError, LockClient, MultiLock, RedLock, type RedisConnection } from '../../lib/index.js';
 import { spawnRedis } from '../../tools/redis-server.js';
-import { connectStandalone, TEST_CLIENT, type TestClient } from '../helpers/clients.js';
+import { connectStandalone, loadGlide, TEST_CLIENT, type TestClient } from '../helpers/clients.js';
 import { sleep, useLockFixture } from '../helpers/fixtures.js';
 
 // Every supported client, whichever family the rest of the suite runs on: accepted and told apart
 // by the constructor, or refused with an error that says what it was given.
 
-const FAMILIES: readonly TestClient[] = ['ioredis', 'iovalkey', 'node-redis', 'node-redis-resp3'];
+const FAMILIES: readonly TestClient[] = ['ioredis', 'iovalkey', 'node-redis', 'node-redis-resp3', 'glide'];
 
 describe('client families', () => {
   const fx = useLockFixture();
+  beforeAll(loadGlide);
 
   const open = (client: TestClient, options = {}): RedisConnection => fx.track(connectStandalone(fx.url, options, client)).connection;
 
@@ -20,6 +21,7 @@ describe('client families', () => {
     const connection = fx.lockConnection() as unknown as Record<string, unknown>;
     const nodeRedis = '_self' in connection;
     expect(nodeRedis).toBe(TEST_CLIENT.startsWith('node-redis'));
+    expect(typeof connection.customCommand === 'function').toBe(TEST_CLIENT === 'glide');
     if (nodeRedis) expect((connection.options as { RESP?: number }).RESP).toBe(TEST_CLIENT === 'node-redis-resp3' ? 3 : 2);
   });
 

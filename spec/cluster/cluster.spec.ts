@@ -275,7 +275,9 @@ describe('Redis Cluster', () => {
       expect(calls).toBeGreaterThan(0);
       expect(calls).toBeLessThanOrEqual(8);
     }
-    await Promise.all(leases.map((lease) => lease.release()));
+    // A thousand at a time, as they were taken: 10,000 releases sent at once can take longer than
+    // a release's 5 s answer deadline on a busy machine.
+    for (let i = 0; i < leases.length; i += 1_000) await Promise.all(leases.slice(i, i + 1_000).map((lease) => lease.release()));
   }, 60_000);
 
   it('keeps a held lock working while its slot migrates to another master', async () => {

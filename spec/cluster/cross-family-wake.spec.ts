@@ -3,8 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectCluster, TEST_CLIENT, type TestClient } from '../helpers/clients.js';
 import { LockClient, type LockClientOptions } from '../../lib/index.js';
 import { lockKeys } from '../../lib/keys.js';
-import { electionKeys } from '../../lib/leadership/election-scripts.js';
-import { latchKeys, semaphoreKeys } from '../../lib/scripts/semaphore-scripts.js';
+import { electionKeys, latchKeys, semaphoreKeys } from '../../lib/keys.js';
 import { sleep, until } from '../helpers/fixtures.js';
 import { spawnCluster, type SpawnedCluster } from '../../tools/redis-cluster.js';
 

@@ -6,10 +6,11 @@ import { connectCluster } from '../helpers/clients.js';
 import { LockClient, type LockWarningInfo } from '../../lib/index.js';
 import { spawnCluster, type SpawnedCluster } from '../../tools/redis-cluster.js';
 import { until } from '../helpers/fixtures.js';
+import { childBundle } from '../../tools/spec-children.js';
 
 function rlock(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--import', './tools/register-lua.mjs', 'lib/cli/main.ts', ...args], {
+    const child = spawn(process.execPath, [childBundle('lib/cli/main.ts'), ...args], {
       env: { ...process.env, NODE_NO_WARNINGS: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -27,6 +27,19 @@ describe('RespCounter', () => {
     expect(values.map((value) => value.push)).toEqual([...Array<boolean>(9).fill(false), true]);
   });
 
+  it('names each value by its first element: a command, inline or not, or a push', () => {
+    const heads = new RespCounter({ inline: true }).feedValues(Buffer.from('*2\r\n$4\r\nINCR\r\n$1\r\nk\r\nPING\r\n+OK\r\n'));
+    expect(heads.map((value) => value.head)).toEqual(['INCR', 'PING', '']);
+  });
+
+  it('counts the RESP3 pushes that confirm a subscription as replies, not as messages', () => {
+    const replies = '>3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n:1\r\n>3\r\n$8\r\nsmessage\r\n$1\r\nc\r\n$1\r\nm\r\n>3\r\n$11\r\nunsubscribe\r\n$1\r\nc\r\n:0\r\n';
+    const marks = (counter: RespCounter, chunks: Buffer[]): boolean[] => chunks.flatMap((chunk) => counter.feedValues(chunk).map((value) => value.push));
+    expect(marks(new RespCounter(), [Buffer.from(replies)])).toEqual([false, true, false]);
+    // Split inside the kind: still read whole.
+    expect(marks(new RespCounter(), [...Buffer.from(replies)].map((byte) => Buffer.from([byte])))).toEqual([false, true, false]);
+  });
+
   it('gives the offset where each value ends, and waits for incomplete ones', () => {
     const counter = new RespCounter();
     expect(counter.feed(Buffer.from('*2\r\n$3\r\nfoo\r\n:1\r\n$3\r\nb'))).toEqual([17]);
@@ -111,6 +124,16 @@ describe('fault proxy', () => {
     const third = redis.incr(`${rig.prefix}:c`);
     expect(await first).toBe(1);
     expect([await second, await third]).toEqual([2, 2]);
+  });
+
+  it('swallowReplies neither counts nor swallows housekeeping commands (PING, CONFIG GET, …)', async () => {
+    const redis = rig.connect('proxy');
+    await redis.ping();
+    rig.proxy.swallowReplies(1);
+    expect(await redis.ping()).toBe('PONG');
+    expect(await redis.config('GET', 'maxmemory-policy')).toHaveLength(2);
+    // The call under test: run, its reply swallowed, the socket reset, and run again.
+    expect(await redis.incr(`${rig.prefix}:h`)).toBe(2);
   });
 
   it('swallowReplies with thenBlackhole holds the resend until heal', async () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { LockClient, RedLock, type Lease, type LockLostInfo, type RedisConnection, type RLock } from '../../lib/index.js';
 import { sleep, useLockFixture } from '../helpers/fixtures.js';
 import { useServers } from '../helpers/servers.js';
+import { ON_GLIDE } from '../helpers/clients.js';
 
 // ioredis' own `keyPrefix` prefixes KEYS of every command it sends, not script ARGV. Every key
 // rlock touches (acquire, renew, release, wake-up) must be the prefixed one, or watchdog
@@ -36,7 +37,8 @@ function watch(client: LockClient): { lost: LockLostInfo[]; errors: unknown[] } 
   return seen;
 }
 
-describe('a connection with the client’s own keyPrefix', () => {
+// GLIDE has no key prefix of its own: nothing here applies to it.
+describe.skipIf(ON_GLIDE)('a connection with the client’s own keyPrefix', () => {
   const f = useLockFixture();
   // The client under test's own keyPrefix (ioredis, iovalkey, node-redis 6).
   const prefixed = (): RedisConnection => f.lockConnection({ keyPrefix: APP });
@@ -93,7 +95,8 @@ function waitFor(lock: RLock): { done: Promise<boolean>; settled: () => boolean 
   return { done, settled: () => settled };
 }
 
-describe('RedLock over 3 servers whose connections have a keyPrefix', () => {
+// GLIDE has no key prefix of its own: nothing here applies to it.
+describe.skipIf(ON_GLIDE)('RedLock over 3 servers whose connections have a keyPrefix', () => {
   const servers = useServers(3);
   let prefix = '';
 

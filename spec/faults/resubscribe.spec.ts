@@ -1,6 +1,6 @@
 import type { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { ping } from '../helpers/clients.js';
+import { ON_GLIDE, ping } from '../helpers/clients.js';
 import { sleep, until } from '../helpers/fixtures.js';
 import { useFaultRig } from '../helpers/fault-rig.js';
 
@@ -32,14 +32,16 @@ describe('resubscribe: waiters re-ask only once the re-subscription is live', ()
         },
         (error: unknown) => error,
       );
-    const channel = `${rig.key('sub')}:wake:${waiterClient.id}`;
-    await until(async () => (await rig.admin.pubsub('NUMSUB', channel))[1] === 1);
+    // The waiter registers (asks again) once its SUBSCRIBE was answered: the subscription is live
+    // on both ends, so the reset below drops a confirmed subscription, not one on its way.
+    await until(async () => (await rig.admin.zscore(`${rig.key('sub')}:waiters`, waiterClient.id)) !== null);
 
     // Drop the pub/sub connection; its SUBSCRIBE will reach Redis 400 ms after `ready`.
     rig.proxy.resetAll();
     rig.proxy.latency({ up: UP_LATENCY_MS });
-    // Both ioredis and node-redis say `ready` when the connection is back.
-    await new Promise<void>((resolve) => (subscriber as unknown as EventEmitter).once('ready', () => resolve()));
+    // ioredis and node-redis say `ready` when the connection is back; GLIDE answers once it is.
+    if (ON_GLIDE) await until(() => ping(subscriber).then(() => true, () => false), 5_000);
+    else await new Promise<void>((resolve) => (subscriber as unknown as EventEmitter).once('ready', () => resolve()));
     await sleep(100);
     const releasedAt = performance.now();
     await holder.unlock();
@@ -49,5 +51,40 @@ describe('resubscribe: waiters re-ask only once the re-subscription is live', ()
     console.log(`[resubscribe] waiter got the lock ${Number.isFinite(gotAt) ? (gotAt - releasedAt).toFixed(1) : 'never (3 s)'} ms after the release`);
     expect(gotAt - releasedAt, 'waiter acquired within 1.5 s of the release').toBeLessThan(1_500);
     expect(await waiting).toBe(true);
+  });
+
+  it('a SUBSCRIBE whose connection drops before its answer is sent again: the waiter still waits and is woken', async () => {
+    const holder = rig.client(rig.lockConnect('direct')).getLock('lost-sub');
+    await holder.lock(20_000);
+
+    const subscriber = rig.lockConnect('proxy');
+    await ping(subscriber);
+    const waiterClient = rig.client(rig.lockConnect('direct'), { subscriber });
+    // The waiter's SUBSCRIBE reaches Redis; its answer is discarded and the socket reset.
+    rig.proxy.swallowReplies(1);
+    let gotAt = Infinity;
+    const waiting = waiterClient
+      .getLock('lost-sub')
+      .tryLock(10_000, 30_000)
+      .then(
+        (got) => {
+          gotAt = performance.now();
+          return got;
+        },
+        (error: unknown) => error,
+      );
+    const channel = `${rig.key('lost-sub')}:wake:${waiterClient.id}`;
+    await until(async () => (await rig.admin.pubsub('NUMSUB', channel))[1] === 1);
+    const releasedAt = performance.now();
+    await holder.unlock();
+
+    // Without the second SUBSCRIBE the waiter fails (node-redis fails the lost one) or sleeps out the lease.
+    await until(() => gotAt !== Infinity, 3_000).catch(() => undefined);
+    const outcome = await Promise.race([waiting, sleep(0).then(() => 'still waiting')]);
+    console.log(`[resubscribe] after a lost SUBSCRIBE: ${String(outcome)}, ${Number.isFinite(gotAt) ? (gotAt - releasedAt).toFixed(1) : 'never (3 s)'} ms after the release`);
+    expect(outcome).toBe(true);
+    expect(gotAt - releasedAt, 'waiter acquired within 1.5 s of the release').toBeLessThan(1_500);
+    // The waiter's channel is subscribed once, on the connection that came back.
+    expect((await rig.admin.pubsub('NUMSUB', channel))[1]).toBe(1);
   });
 });

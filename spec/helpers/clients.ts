@@ -5,12 +5,12 @@ import type { RedisConnection } from '../../lib/index.js';
 
 /**
  * The client family the suite runs on: `RLOCK_TEST_CLIENT` = ioredis (default), iovalkey,
- * node-redis (RESP2) or node-redis-resp3. Every connection a LockClient under test uses comes
+ * node-redis (RESP2), node-redis-resp3 or glide (Valkey GLIDE). Every connection a LockClient under test uses comes
  * from here; connections the specs use to look at Redis stay on ioredis.
  */
-export type TestClient = 'ioredis' | 'iovalkey' | 'node-redis' | 'node-redis-resp3';
+export type TestClient = 'ioredis' | 'iovalkey' | 'node-redis' | 'node-redis-resp3' | 'glide';
 
-const CLIENTS: readonly TestClient[] = ['ioredis', 'iovalkey', 'node-redis', 'node-redis-resp3'];
+const CLIENTS: readonly TestClient[] = ['ioredis', 'iovalkey', 'node-redis', 'node-redis-resp3', 'glide'];
 
 function testClient(): TestClient {
   const name = process.env.RLOCK_TEST_CLIENT ?? 'ioredis';
@@ -22,6 +22,24 @@ export const TEST_CLIENT: TestClient = testClient();
 
 /** True when the suite runs on node-redis (either protocol). */
 export const ON_NODE_REDIS = TEST_CLIENT.startsWith('node-redis');
+
+/** True when the suite runs on Valkey GLIDE: no key prefix, no Sentinel. */
+export const ON_GLIDE = TEST_CLIENT === 'glide';
+
+// GLIDE (a native module) is loaded only for the runs that use it.
+let glide: typeof import('./glide-clients.js') | undefined = ON_GLIDE ? await import('./glide-clients.js') : undefined;
+
+/** Loads GLIDE for a spec that makes GLIDE connections while the suite runs on another family (in beforeAll). */
+export async function loadGlide(): Promise<void> {
+  glide ??= await import('./glide-clients.js');
+}
+
+function glideClients(options: ConnectionOptions): typeof import('./glide-clients.js') {
+  if (glide === undefined) throw new Error('GLIDE is not loaded: call loadGlide() in beforeAll');
+  // Specs of the client's own key prefix are not for GLIDE, which has none.
+  if (options.keyPrefix) throw new Error('GLIDE has no key prefix');
+  return glide;
+}
 
 /** A connection for a LockClient, and how to let it go. */
 export interface LockConnection {
@@ -57,8 +75,9 @@ function opened(conn: { connect(): Promise<unknown>; destroy(): unknown; on(even
 
 /** PING on a connection of any family: resolves once the connection answers. */
 export async function ping(connection: RedisConnection): Promise<void> {
-  const conn = connection as unknown as { ping?: () => Promise<unknown>; sendCommand: (args: string[]) => Promise<unknown> };
-  await (typeof (connection as { defineCommand?: unknown }).defineCommand === 'function' ? conn.ping!() : conn.sendCommand(['PING']));
+  const conn = connection as unknown as { ping?: () => Promise<unknown>; sendCommand: (args: string[]) => Promise<unknown>; customCommand?: (args: string[]) => Promise<unknown> };
+  if (typeof conn.customCommand === 'function') await conn.customCommand(['PING']);
+  else await (typeof (connection as { defineCommand?: unknown }).defineCommand === 'function' ? conn.ping!() : conn.sendCommand(['PING']));
 }
 
 /** A connection to one server (`redis://host:port`) from the family under test. */
@@ -68,6 +87,10 @@ export function connectStandalone(url: string, options: ConnectionOptions = {}, 
     const Ctor = client === 'ioredis' ? IoRedis : ValkeyRedis;
     const conn = quiet(new Ctor(url, { retryStrategy: () => reconnectMs, ...(options.keyPrefix ? { keyPrefix: options.keyPrefix } : {}), ...options.ioredis }));
     return { connection: conn, close: () => Promise.resolve(conn.disconnect()) };
+  }
+  if (client === 'glide') {
+    const { client: conn, close } = glideClients(options).glideStandalone(url, reconnectMs);
+    return { connection: conn, close };
   }
   return opened(createClient({ url, ...nodeRedisBase(options), socket: { reconnectStrategy: () => reconnectMs } }));
 }
@@ -83,6 +106,10 @@ export function connectCluster(seeds: readonly { host: string; port: number }[],
     };
     const conn = quiet(client === 'ioredis' ? new IoCluster([...seeds], clusterOptions) : new ValkeyCluster([...seeds], clusterOptions as object));
     return { connection: conn, close: () => Promise.resolve(conn.disconnect()) };
+  }
+  if (client === 'glide') {
+    const { client: conn, close } = glideClients(options).glideCluster(seeds, reconnectMs);
+    return { connection: conn, close };
   }
   return opened(
     createCluster({
@@ -106,6 +133,7 @@ export function connectSentinel(
     const conn = quiet(new Ctor({ sentinels: [...sentinels], name, retryStrategy: () => reconnectMs, ...options.ioredis }));
     return { connection: conn, close: () => Promise.resolve(conn.disconnect()) };
   }
+  if (client === 'glide') throw new Error('GLIDE has no Sentinel support');
   return opened(
     createSentinel({
       name,

@@ -11,6 +11,10 @@ export class CommandRecorder {
 
   static async start(url: string): Promise<CommandRecorder> {
     const conn = new Redis(url);
+    // Connected first: its own ready check (INFO) must not reach Redis right behind MONITOR. ioredis
+    // enters monitor mode a tick after MONITOR's answer, and takes a line that comes in the same
+    // chunk for a reply ("Command queue state error").
+    await conn.ping();
     const recorder = new CommandRecorder(conn);
     const monitor = await conn.monitor();
     monitor.on('monitor', (_time: string, args: string[], source: string) => {

@@ -1,5 +1,6 @@
 import type { TestProject } from 'vitest/node';
 import { spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
+import { bundleChildPrograms } from '../../tools/spec-children.js';
 import { TEST_WORKERS } from './workers.js';
 
 declare module 'vitest' {
@@ -14,6 +15,8 @@ declare module 'vitest' {
 let servers: SpawnedRedis[] = [];
 
 export async function setup(project: TestProject): Promise<void> {
+  // The programs specs run as child processes, from the sources as they are now.
+  await bundleChildPrograms(project.config.root);
   const external = process.env.REDIS_URL;
   if (external) {
     project.provide('redisUrls', [external]);

@@ -5,8 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { LockLostError, type Lease, type LeaseHandle, type Permit } from '../../lib/index.js';
 import { sleep, useLockFixture } from '../helpers/fixtures.js';
 import { ALL_KINDS, takenByOther } from './kinds.js';
+import { childBundle } from '../../tools/spec-children.js';
 
-const NODE_ARGS = ['--import', 'tsx', '--import', './tools/register-lua.mjs', 'spec/helpers/hand-off-worker.ts'];
+const NODE_ARGS = [childBundle('spec/helpers/hand-off-worker.ts')];
 
 /** Runs a child that takes 'moved' in `kind`, hands it off and idles: its handle and the child. */
 async function handedOffByChild(url: string, prefix: string, kind: string, watchdogTimeout: number) {

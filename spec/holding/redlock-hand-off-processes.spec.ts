@@ -6,8 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { LockLostError, RedLock, type LeaseHandle, type LockClient, type LockClientOptions } from '../../lib/index.js';
 import { sleep } from '../helpers/fixtures.js';
 import { useServers } from '../helpers/servers.js';
+import { childBundle } from '../../tools/spec-children.js';
 
-const NODE_ARGS = ['--import', 'tsx', '--import', './tools/register-lua.mjs', 'spec/helpers/redlock-hand-off-worker.ts'];
+const NODE_ARGS = [childBundle('spec/helpers/redlock-hand-off-worker.ts')];
 
 describe('RedLock hand-off across processes', () => {
   const servers = useServers(3);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { majorityHolders } from '../../lib/inspect/composite.js';
 import { inspectLock } from '../../lib/inspect/inspect.js';
 import { MultiLock } from '../../lib/index.js';
+import { LockScripts } from '../../lib/scripts/registry.js';
 import { sleep, until, useLockFixture } from '../helpers/fixtures.js';
 
 describe('inspection: getHolders / getQueue', () => {
@@ -125,7 +126,7 @@ describe('inspection: getHolders / getQueue', () => {
     await locks.getReadWriteLock('rw').readLock().lock();
     expect(await locks.getLock('plain').getHolders()).toHaveLength(1);
     expect(await locks.getReadWriteLock('rw').readLock().getHolders()).toHaveLength(1);
-    const kinds = await Promise.all(['plain', 'fenced', 'rw', 'none'].map((name) => inspectLock(redisPortOf(conn, 'redis'), fx.prefix, name)));
+    const kinds = await Promise.all(['plain', 'fenced', 'rw', 'none'].map((name) => inspectLock(new LockScripts(redisPortOf(conn, 'redis'), 'spec').inspect, fx.prefix, name)));
     expect(kinds.map((k) => k?.kind)).toEqual(['lock', 'fenced', 'read-write', undefined]);
     await Promise.all(['plain', 'fenced'].map((name) => locks.getLock(name).forceUnlock()));
     await locks.getReadWriteLock('rw').readLock().forceUnlock();

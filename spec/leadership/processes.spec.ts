@@ -4,8 +4,9 @@ import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import type { LeaderInfo } from '../../lib/index.js';
 import { useLockFixture } from '../helpers/fixtures.js';
+import { childBundle } from '../../tools/spec-children.js';
 
-const NODE_ARGS = ['--import', 'tsx', '--import', './tools/register-lua.mjs', 'spec/helpers/leadership-worker.ts'];
+const NODE_ARGS = [childBundle('spec/helpers/leadership-worker.ts')];
 
 /** A worker child; `lines` yields its stdout lines. */
 function worker(url: string, prefix: string, ...args: string[]): { child: ChildProcessWithoutNullStreams; lines: AsyncIterator<string> } {

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { contend, type ContendResult } from '../helpers/contend.js';
 import { useLockFixture } from '../helpers/fixtures.js';
+import { childBundle } from '../../tools/spec-children.js';
 
 describe('RLock: never two holders at once', () => {
   const fx = useLockFixture();
@@ -31,7 +32,7 @@ describe('RLock: never two holders at once', () => {
     const runs = Array.from({ length: 3 }, async () => {
       const child = spawn(
         process.execPath,
-        ['--import', 'tsx', '--import', './tools/register-lua.mjs', 'spec/helpers/contend-worker.ts', fx.url, fx.prefix, '5', '10'],
+        [childBundle('spec/helpers/contend-worker.ts'), fx.url, fx.prefix, '5', '10'],
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
       let out = '';

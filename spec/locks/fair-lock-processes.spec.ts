@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { lockKeys } from '../../lib/keys.js';
 import type { ContendResult } from '../helpers/contend.js';
 import { until, useLockFixture } from '../helpers/fixtures.js';
+import { childBundle } from '../../tools/spec-children.js';
 
-const NODE_ARGS = ['--import', 'tsx', '--import', './tools/register-lua.mjs'];
 
 /** A fair-worker child process: lines in on stdin, lines out from stdout. */
 interface Worker {
@@ -25,7 +25,7 @@ describe('fair lock across processes', () => {
   });
 
   const startWorker = async (waitTimeout: number): Promise<Worker> => {
-    const child = spawn(process.execPath, [...NODE_ARGS, 'spec/helpers/fair-worker.ts', fx.url, fx.prefix, String(waitTimeout)]);
+    const child = spawn(process.execPath, [childBundle('spec/helpers/fair-worker.ts'), fx.url, fx.prefix, String(waitTimeout)]);
     children.push(child);
     child.stderr.pipe(process.stderr);
     const lines: string[] = [];
@@ -85,7 +85,7 @@ describe('fair lock across processes', () => {
 
   it('3 child processes × 5 tasks × 10 rounds never overlap', async () => {
     const runs = Array.from({ length: 3 }, async () => {
-      const child = spawn(process.execPath, [...NODE_ARGS, 'spec/helpers/contend-worker.ts', fx.url, fx.prefix, '5', '10', 'fair'], {
+      const child = spawn(process.execPath, [childBundle('spec/helpers/contend-worker.ts'), fx.url, fx.prefix, '5', '10', 'fair'], {
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       let out = '';

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockClient } from '../../lib/index.js';
 import { spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
 import { sleep, until } from '../helpers/fixtures.js';
+import { childBundle } from '../../tools/spec-children.js';
 
 /** The ACL line of the README's "Redis settings for locks", with its password placeholder. */
 function readmeAclLine(): string {
@@ -84,7 +85,7 @@ describe('the README’s ACL grant is enough for rlock', () => {
     await client().getLock('cli').lock();
     const url = `redis://rlock:change-me@127.0.0.1:${server.port}`;
     const out = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', '--import', './tools/register-lua.mjs', 'lib/cli/main.ts', 'list', '--url', url], {
+      const child = spawn(process.execPath, [childBundle('lib/cli/main.ts'), 'list', '--url', url], {
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       let stdout = '';

@@ -2,7 +2,7 @@ import { redisPortOf } from '../../lib/redis/detect.js';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { lockKeys, type LockKeys } from '../../lib/keys.js';
-import { LockScripts } from '../../lib/scripts/registry.js';
+import { LockScripts, ScriptStatus } from '../../lib/scripts/registry.js';
 import { sleep, useLockFixture } from '../helpers/fixtures.js';
 import { fixedRequest, requestIds } from '../helpers/request-ids.js';
 
@@ -128,7 +128,7 @@ describe('fair lock scripts', () => {
     expect(await scripts.fair.release(keys, 'o', 0, fixedRequest('req-1'), 'publish', 10_000)).toBe(1);
     expect(await scripts.fair.release(keys, 'o', 0, fixedRequest('req-1'), 'publish', 10_000)).toBe(1);
     expect(await scripts.fair.release(keys, 'o', 0, fixedRequest('req-2'), 'publish', 10_000)).toBe(0);
-    expect(await scripts.fair.release(keys, 'o', 0, fixedRequest('req-3'), 'publish', 10_000)).toBe(-1);
+    expect(await scripts.fair.release(keys, 'o', 0, fixedRequest('req-3'), 'publish', 10_000)).toBe(ScriptStatus.NotHeld);
     expect(await fx.keys(redis)).toEqual([]);
   });
 });

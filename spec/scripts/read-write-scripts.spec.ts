@@ -1,7 +1,7 @@
 import { redisPortOf } from '../../lib/redis/detect.js';
 import { describe, expect, it } from 'vitest';
 import { fencedLockKeys, readWriteKeys } from '../../lib/keys.js';
-import { LockScripts, WaiterMode } from '../../lib/scripts/registry.js';
+import { LockScripts, WaiterMode, ScriptStatus } from '../../lib/scripts/registry.js';
 import { sleep, useLockFixture } from '../helpers/fixtures.js';
 import { fixedRequest, requestIds } from '../helpers/request-ids.js';
 
@@ -25,15 +25,15 @@ describe('read-write and fenced lock scripts', () => {
     expect(await scripts.readWrite.readAcquire(keys, 'long', 5_000, 'c', WaiterMode.Single, rid())).toBeNull();
     expect(await redis.zrange(keys.readers, 0, -1)).toEqual(['long']);
     expect(await redis.hkeys(keys.lock)).toEqual(['r:long', 'log:r:long']);
-    expect(await scripts.readWrite.readRelease(keys, 'short', 0, fixedRequest('x'), 'publish', 10_000)).toBe(-1);
+    expect(await scripts.readWrite.readRelease(keys, 'short', 0, fixedRequest('x'), 'publish', 10_000)).toBe(ScriptStatus.NotHeld);
   });
 
-  it('a writer waits for readers; a reader-only owner is refused (-3); the writer may read', async () => {
+  it('a writer waits for readers; a reader-only owner is refused (UpgradeRefused); the writer may read', async () => {
     const { scripts, keys } = setup();
     await scripts.readWrite.readAcquire(keys, 'reader', 10_000, 'c', WaiterMode.Single, rid());
     const wait = await scripts.readWrite.writeAcquire(keys, 'writer', 10_000, 'c', WaiterMode.Single, rid());
     expect(wait).toBeGreaterThan(9_000);
-    expect(await scripts.readWrite.writeAcquire(keys, 'reader', 10_000, 'c', WaiterMode.Single, rid())).toBe(-3);
+    expect(await scripts.readWrite.writeAcquire(keys, 'reader', 10_000, 'c', WaiterMode.Single, rid())).toBe(ScriptStatus.UpgradeRefused);
     expect(await scripts.readWrite.readRelease(keys, 'reader', 0, fixedRequest('r1'), 'publish', 10_000)).toBe(0);
     expect(await fx.keys()).toEqual([]);
 

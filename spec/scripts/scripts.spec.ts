@@ -1,7 +1,7 @@
 import { redisPortOf } from '../../lib/redis/detect.js';
 import { describe, expect, it } from 'vitest';
 import { exclusiveWait, lockKeys } from '../../lib/keys.js';
-import { LockScripts, WaiterMode } from '../../lib/scripts/registry.js';
+import { LockScripts, WaiterMode, ScriptStatus } from '../../lib/scripts/registry.js';
 import { useLockFixture } from '../helpers/fixtures.js';
 import { fixedRequest, requestIds } from '../helpers/request-ids.js';
 import type { CallRequest } from '../../lib/scripts/registry.js';
@@ -62,7 +62,7 @@ describe('Lua scripts', () => {
     expect(await scripts.lock.release(keys, 'o', 0, fixedRequest('req-3'), 'publish', 10_000)).toBe(0);
     // The log lived in the hash: nothing is left once the lock is free.
     expect(await fx.keys(redis)).toEqual([]);
-    expect(await scripts.lock.release(keys, 'o', 0, fixedRequest('req-4'), 'publish', 10_000)).toBe(-1);
+    expect(await scripts.lock.release(keys, 'o', 0, fixedRequest('req-4'), 'publish', 10_000)).toBe(ScriptStatus.NotHeld);
   });
 
   it('release: the log forgets the calls its client saw answered, however many there were', async () => {
@@ -124,15 +124,42 @@ describe('Lua scripts', () => {
     expect(await scripts.lock.release(keys, 'c:2', 0, fixedRequest('r2'), 'publish', 1_000)).toBe(1);
     expect(await scripts.lock.release(keys, 'c:2', 0, fixedRequest('r3'), 'publish', 1_000)).toBe(0);
     // A release never sent before finds nothing held.
-    expect(await scripts.lock.release(keys, 'c:2', 0, fixedRequest('r4'), 'publish', 1_000)).toBe(-1);
+    expect(await scripts.lock.release(keys, 'c:2', 0, fixedRequest('r4'), 'publish', 1_000)).toBe(ScriptStatus.NotHeld);
     expect(await redis.keys(`${keys.records}*`)).toEqual([`${keys.records}r:c`]);
     // The later release's shorter record time did not cut the earlier one's.
     expect(await redis.pttl(`${keys.records}r:c`)).toBeGreaterThan(15_000);
     // Another client's final release has a record of its own; c's answers do not stand for it.
     await scripts.lock.acquire(keys, 'd:1', 10_000, 'd', WaiterMode.Single, rid());
-    expect(await scripts.lock.release(keys, 'd:7', 0, fixedRequest('r1'), 'publish', 1_000)).toBe(-1);
+    expect(await scripts.lock.release(keys, 'd:7', 0, fixedRequest('r1'), 'publish', 1_000)).toBe(ScriptStatus.NotHeld);
     expect(await scripts.lock.release(keys, 'd:1', 0, fixedRequest('r1'), 'publish', 1_000)).toBe(0);
     expect((await redis.keys(`${keys.records}*`)).sort()).toEqual([`${keys.records}r:c`, `${keys.records}r:d`]);
+  });
+
+  it('release: a final release with no older call in use replaces its client\'s record, keeping other clients\' entries', async () => {
+    const { redis, scripts, keys } = setup();
+    const record = `${keys.records}r:c`;
+    // Calls 1 to 3 of client c in flight at once (gaps 1, 2): the record keeps each final release.
+    await scripts.lock.acquire(keys, 'c:1', 10_000, 'c', WaiterMode.Single, fixedRequest('1/0'));
+    expect(await scripts.lock.release(keys, 'c:1', 0, fixedRequest('2/1'), 'publish', 20_000)).toBe(0);
+    await scripts.lock.acquire(keys, 'c:2', 10_000, 'c', WaiterMode.Single, fixedRequest('3/2'));
+    // An adopter (client d) releases c:2 for it: its entry is d's, which c's window knows nothing of.
+    expect(await scripts.lock.release(keys, 'c:2', 0, fixedRequest('d:9/0'), 'publish', 30_000)).toBe(0);
+    expect(await redis.get(record)).toBe('1=1;2=0;3=1;d:9=0;');
+    // Call 5 with gap 0: every own call below it was answered; one SET leaves its entry and d's.
+    await scripts.lock.acquire(keys, 'c:3', 10_000, 'c', WaiterMode.Single, fixedRequest('4/0'));
+    expect(await scripts.lock.release(keys, 'c:3', 0, fixedRequest('5/0'), 'publish', 1_000)).toBe(0);
+    expect(await redis.get(record)).toBe('d:9=0;5=0;');
+    // d's entry keeps the longest time any client asks for; its resend is still answered.
+    expect(await redis.pttl(record)).toBeGreaterThan(30_000);
+    expect(await scripts.lock.release(keys, 'c:2', 0, fixedRequest('d:9/0'), 'publish', 30_000)).toBe(0);
+    expect(await scripts.lock.release(keys, 'c:3', 0, fixedRequest('5/0'), 'publish', 1_000)).toBe(0);
+    // With no other client's entry, the record is one entry, at this release's time.
+    await scripts.lock.acquire(keys, 'c:4', 10_000, 'c', WaiterMode.Single, fixedRequest('6/0'));
+    await redis.set(record, '5=0;', 'PX', 1_000);
+    expect(await scripts.lock.release(keys, 'c:4', 0, fixedRequest('7/0'), 'publish', 5_000)).toBe(0);
+    expect(await redis.get(record)).toBe('7=0;');
+    expect(await redis.pttl(record)).toBeGreaterThan(4_000);
+    expect(await redis.pttl(record)).toBeLessThanOrEqual(5_000);
   });
 
   it('release and forceUnlock wake exactly one subscribed client; passWake hands on', async () => {

@@ -2,9 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { LockReplicationError } from '../../lib/index.js';
 import { sleep } from '../helpers/fixtures.js';
 import { useSentinelRig } from '../helpers/sentinel-rig.js';
+import { ON_GLIDE } from '../helpers/clients.js';
 
 // Each test gets its own master + replica + 3 Sentinels: failover changes who is master.
-describe('Sentinel', () => {
+// GLIDE has no Sentinel support: nothing here applies to it.
+describe.skipIf(ON_GLIDE)('Sentinel', () => {
   const { setUp, client, direct } = useSentinelRig();
 
   it('locks and wakes waiters through a Sentinel-backed connection', async () => {

@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import type { LockClient, Permit, RSemaphore } from '../../lib/index.js';
 import { freezeFor, sleep, until, useLockFixture } from '../helpers/fixtures.js';
+import { childBundle } from '../../tools/spec-children.js';
 
 // A waiter is woken as soon as enough permits are free for its request, however many events it
 // took to free them: several releases, leases that ran out, holders that died, waiters that gave
@@ -143,7 +144,7 @@ describe('semaphore: a waiter wakes once enough permits are free, however they w
     const ledger = new Ledger();
     const name = 'shared'; // the worker's semaphore
     const child = spawn(process.execPath, [
-      ...['--import', 'tsx', '--import', './tools/register-lua.mjs', 'spec/helpers/synchronizer-worker.ts'],
+      childBundle('spec/helpers/synchronizer-worker.ts'),
       ...[fx.url, fx.prefix, 'hold', String(LIMIT), '1', '1500'],
     ]);
     const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();

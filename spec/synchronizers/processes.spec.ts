@@ -3,8 +3,9 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { until, useLockFixture } from '../helpers/fixtures.js';
+import { childBundle } from '../../tools/spec-children.js';
 
-const NODE_ARGS = ['--import', 'tsx', '--import', './tools/register-lua.mjs', 'spec/helpers/synchronizer-worker.ts'];
+const NODE_ARGS = [childBundle('spec/helpers/synchronizer-worker.ts')];
 
 /** A worker child; `lines` yields its stdout lines. */
 function worker(url: string, prefix: string, ...args: string[]): { child: ChildProcessWithoutNullStreams; lines: AsyncIterator<string> } {

@@ -3,8 +3,10 @@ import { LockReplicationError, type LockClient } from '../../lib/index.js';
 import { sleep } from '../helpers/fixtures.js';
 import { useSentinelRig } from '../helpers/sentinel-rig.js';
 import type { SpawnedSentinelSet } from '../../tools/redis-sentinel.js';
+import { ON_GLIDE } from '../helpers/clients.js';
 
-describe('semaphore and latch through Sentinel', () => {
+// GLIDE has no Sentinel support: nothing here applies to it.
+describe.skipIf(ON_GLIDE)('semaphore and latch through Sentinel', () => {
   const { setUp, client: sentinelClient, direct } = useSentinelRig();
   /** `keepCommands`: ioredis keeps commands through the failover instead of failing them after 20 retries. */
   const client = (set: SpawnedSentinelSet, keepCommands = false): LockClient =>

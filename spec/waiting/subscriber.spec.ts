@@ -2,7 +2,7 @@ import { IoRedisPubSub, type IoRedisLike } from '../../lib/redis/ioredis-adapter
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { NoticeSubscriber } from '../../lib/waiting/subscriber.js';
+import { NoticeSubscriber } from '../../lib/waiting/notice-subscriber.js';
 import { redisPortOf } from '../../lib/redis/detect.js';
 import { ping } from '../helpers/clients.js';
 import { sleep, useLockFixture } from '../helpers/fixtures.js';

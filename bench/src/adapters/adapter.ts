@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { GlideClient } from '@valkey/valkey-glide';
 import type { Redis } from 'ioredis';
 import type { Connections, NodeRedisClient } from '../connections.js';
 
@@ -8,7 +9,7 @@ export type Release = () => Promise<void>;
 /** One worker's view of a library: its own connection(s), one acquire, one release. */
 export interface Locker {
   /** Where this worker's lock commands go: the EVALSHA floor is measured here. */
-  readonly connection: Redis | NodeRedisClient;
+  readonly connection: Redis | NodeRedisClient | GlideClient;
   /**
    * Takes `key` for `leaseMs`, waiting the way the library is configured to (a tuned peer gives
    * up after `waitMs`; a peer on its defaults after its own retry budget). Resolves with the

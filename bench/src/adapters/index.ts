@@ -5,17 +5,19 @@ import { redlock5Defaults, redlock5Tuned } from './redlock5.js';
 import { redlockUniversalDefaults, redlockUniversalTuned } from './redlock-universal.js';
 import { rlock } from './rlock.js';
 import { rlockFair } from './rlock-fair.js';
+import { rlockGlide } from './rlock-glide.js';
 import { rlockNodeRedis } from './rlock-node-redis.js';
 import { sesamecareRedlockDefaults, sesamecareRedlockTuned } from './sesamecare-redlock.js';
 
 /**
  * Every library in every configuration, rlock first (the one the ratios are about), then rlock's
- * fair lock and rlock on node-redis.
+ * fair lock, rlock on node-redis and rlock on Valkey GLIDE.
  */
 export const ADAPTERS: readonly LibraryAdapter[] = [
   rlock,
   rlockFair,
   rlockNodeRedis,
+  rlockGlide,
   redlock4Defaults,
   redlock4Tuned,
   redlock5Defaults,

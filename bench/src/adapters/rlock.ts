@@ -19,6 +19,16 @@ export async function openLockClient(connections: Connections): Promise<{ redis:
   return { redis, client };
 }
 
+/**
+ * A worker on a connection of another client than ioredis, its pub/sub connection passed in
+ * (instead of rlock's own) only so that it is closed with the others.
+ */
+export function lockerOn(redis: Locker['connection'], subscriber: Locker['connection']): Locker {
+  const client = new LockClient(redis, { keyPrefix: 'bench-rlock', subscriber });
+  client.on('error', (error) => console.error('rlock error:', error));
+  return plainLocker(client, redis);
+}
+
 /** A worker taking plain locks of `client`: tryLock(wait, lease) + unlock(). */
 export function plainLocker(client: LockClient, connection: Locker['connection']): Locker {
   return {

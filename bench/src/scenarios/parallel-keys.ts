@@ -1,5 +1,6 @@
 import type { LibraryAdapter, Locker } from '../adapters/adapter.js';
 import { rawSetNx } from '../baselines/raw-set-nx.js';
+import { rawSetNxGlide } from '../baselines/raw-set-nx-glide.js';
 import { rawSetNxNodeRedis } from '../baselines/raw-set-nx-node-redis.js';
 import { median, shuffled } from '../stats.js';
 import { failedRow, LEASE_MS, libraryRow, num, rlockValues, WAIT_MS, withLibrary, type Row, type Scenario } from './scenario.js';
@@ -30,7 +31,7 @@ export const parallelKeys: Scenario = {
   async run(context) {
     const size = context.quick ? SIZES.quick : SIZES.full;
     const cyclesPerTask = Math.round(size.cycles / size.tasks);
-    const entries: LibraryAdapter[] = [...context.adapters, rawSetNx, rawSetNxNodeRedis];
+    const entries: LibraryAdapter[] = [...context.adapters, rawSetNx, rawSetNxNodeRedis, rawSetNxGlide];
     const perRound = new Map<string, number[]>();
     /** This process's CPU time per cycle (the library's client and the connection's), µs. */
     const cpuPerRound = new Map<string, number[]>();
