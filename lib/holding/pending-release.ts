@@ -40,4 +40,9 @@ export class PendingRelease implements HeldRequest {
 /** Where a Lease remembers its release once it failed, so that a retry sends the same request. */
 export interface ReleaseTicket {
   pending?: PendingRelease;
+  /**
+   * The hold record the Lease was issued from. Once that hold was lost (and let go of in Redis by
+   * the client), a later hold of the same owner is another record: the Lease releases nothing of it.
+   */
+  readonly of?: object;
 }

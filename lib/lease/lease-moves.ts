@@ -190,11 +190,13 @@ export function movesOf(core: LeaseDesk, hold: Hold | undefined, facts: HandleFa
  * A step that failed is retried with its own ticket, so Redis applies each step once.
  */
 export function releaseWhole(release: (ticket: ReleaseTicket) => Promise<number>): (ticket: ReleaseTicket) => Promise<number> {
-  let step: ReleaseTicket = {};
-  return async () => {
+  let step: ReleaseTicket | undefined;
+  return async (ticket) => {
+    // Every step is bound to the Lease's hold record, as the Lease's own ticket is.
+    step ??= { of: ticket.of };
     for (;;) {
       const left = await release(step);
-      step = {};
+      step = { of: ticket.of };
       if (left <= 0) return left;
     }
   };

@@ -18,7 +18,7 @@ export function leaseOfHold(
 ): Lease {
   const controller = new LazyAbort();
   if (hold) addLease(hold, controller);
-  const ticket: ReleaseTicket = {};
+  const ticket: ReleaseTicket = hold ? { of: hold } : {};
   return new Lease({
     name,
     owner,

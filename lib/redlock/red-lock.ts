@@ -289,7 +289,13 @@ export class RedLock implements RLock {
     // A retried release (after one that failed) is the same release again on every node: a node
     // that applied it answers as it did, one still retrying it in the background sends it again.
     const once = newRedRelease(this.#nodes.length);
-    const releaseOnce = (): Promise<void> => (hold.movedAway ? Promise.resolve() : this.#release(owner, once));
+    const releaseOnce = (): Promise<void> => {
+      if (hold.movedAway) return Promise.resolve();
+      // This hold was lost (and let go of); the owner's hold now is a later one: not this Lease's to release.
+      const current = redHoldOf(this.#parts, owner);
+      if (current !== undefined && current !== hold) return Promise.reject(this.#notHeld());
+      return this.#release(owner, once);
+    };
     return leaseOfHold(this.name, owner, hold, undefined, release ?? releaseOnce, redMoves(this.#parts, owner, hold));
   }
 
