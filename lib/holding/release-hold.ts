@@ -34,6 +34,13 @@ function recordMsFor(hold: Hold): number {
  * Resolves with the holds left.
  */
 export function releaseHold(core: HoldDesk, name: string, hold: Hold, send: SendRelease, ticket?: ReleaseTicket): Promise<number> {
+  if (ticket?.of !== undefined && ticket.of !== hold) {
+    // A Lease of an earlier hold of this owner, lost and let go of (or released): the owner's
+    // hold now is another record, not this Lease's to release. A release of it that got through
+    // before is answered as it was.
+    const done = ticket.pending?.left;
+    return done !== undefined && done !== ScriptStatus.NotHeld ? Promise.resolve(done) : Promise.reject(notHeld(name, hold));
+  }
   const retry = ticket ? ticket.pending : hold.pending;
   if (retry && hold.pending === retry) {
     // Retries stopped unanswered (the lease ran out, the client closed): its request may not be sent again.

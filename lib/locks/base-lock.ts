@@ -284,9 +284,8 @@ export abstract class BaseLock extends LockQueries implements RLock {
   /** Releases one hold of `owner` (see releaseHold); `ticket` ties a Lease's retries together. */
   #release(owner: string, ticket?: ReleaseTicket): Promise<number> {
     const hold = this.core.holds.get(this.#lockId, owner);
-    // Nothing held here: never taken, released, or its lease ran out. Or a Lease of an earlier
-    // hold of the owner, lost and let go of: the owner's hold now is another one (see ReleaseTicket.of).
-    if (!hold || !this.core.holds.isCurrent(hold) || (ticket?.of !== undefined && ticket.of !== hold)) return Promise.reject(this.#notHeld());
+    // Nothing held here: never taken, released, or its lease ran out.
+    if (!hold || !this.core.holds.isCurrent(hold)) return Promise.reject(this.#notHeld());
     const send: SendRelease = (holder, reExpireMs, pending, recordMs) => this.releaseFor(holder, reExpireMs, pending, recordMs);
     try {
       return isReleaseTraced() ? traceRelease(this.core, this.name, owner, this.#lockId, () => releaseHold(this.core, this.name, hold, send, ticket)) : releaseHold(this.core, this.name, hold, send, ticket);

@@ -103,6 +103,9 @@ describe('release failure: no orphaned holds', () => {
       // The retries (from 50 ms on, doubling) have landed long before this.
       await sleep(1_500);
       expect(await lock.isHeldByCurrentOwner(), 'the owner still holds its new hold').toBe(true);
+      // Retrying the first Lease's release answers what its release did, and takes nothing of the new hold.
+      await expect(lease.release()).resolves.toBeUndefined();
+      expect(await lock.getHoldCount(), 'the new hold is untouched').toBe(1);
       const rival = rig.client(rig.connect('direct')).getLock('again');
       expect(await rival.tryLock(0, 10_000), 'a rival cannot take it').toBe(false);
       await lock.unlock();
