@@ -237,6 +237,8 @@ async function operation(client: WorkerClient, kind: Kind, rng: Prng): Promise<v
   const handOff = !nest && rng.chance(0.15);
   const adopter = adopterOf(t, rng.pick(clients));
   const handOffAfter = rng.int(0, 150);
+  // Some nested holds are let go of outer first: a Lease releases its own hold, whatever the owner holds since.
+  const outerFirst = nest && !burst && rng.chance(0.2);
   const main = (client.main ?? client.red[0])!;
   await main.runInContext(async () => {
     let outer = await acquire(rng, op, t, t.lock, t.mode, undefined, drawWait(rng), leaseTime, maxHoldTime);
@@ -257,6 +259,14 @@ async function operation(client: WorkerClient, kind: Kind, rng: Prng): Promise<v
       const reenter = (): Promise<Acquired | undefined> => acquire(rng, op, t, nested.lock, nested.mode, owner, rng.int(0, 300), nestLease);
       const inner = burst ? undefined : await reenter();
       if (burst) await reenterAtOnce(burst, reenter, release, sleep);
+      if (inner && outerFirst) {
+        write(t, outer);
+        await release(outer);
+        await sleep(nestFor);
+        write(t, inner);
+        await release(inner);
+        return;
+      }
       if (inner) {
         await sleep(nestFor);
         write(t, inner);
