@@ -94,4 +94,34 @@ describe('torture checker', () => {
       expect(clock()).toBeGreaterThan(until);
     });
   });
+
+  describe('fencing tokens, one hold after another', () => {
+    const fenced = (hold: string, owner: string, t: number, token: number, reentry: boolean): Acquired => ({
+      ...acquired(hold, owner, t, 'lock'),
+      kind: 'fenced',
+      names: ['fenced-0'],
+      reentry,
+      token,
+    });
+    // An outer hold lost (its maxHoldTime) while re-entries of its owner were out: answered after
+    // the loss, they carry on the owner's hold in Redis, with its token.
+    const lostOuterThen = (second: Acquired): ((checker: Checker) => void)[] => [
+      (c) => c.add({ worker: 0, incarnation: 0, event: fenced('a', 'owner-a', base, 8, false) }),
+      (c) => c.add({ worker: 0, incarnation: 0, event: { type: 'lost', t: base + 100, hold: 'a', reason: 'max-hold-time' } }),
+      (c) => c.add({ worker: 0, incarnation: 0, event: fenced('r1', 'owner-a', base + 120, 8, true) }),
+      (c) => c.add({ worker: 0, incarnation: 0, event: { type: 'release', t: base + 130, hold: 'r1' } }),
+      (c) => c.add({ worker: 1, incarnation: 0, event: second }),
+      (c) => c.add({ worker: 1, incarnation: 0, event: { type: 'release', t: base + 300, hold: second.hold } }),
+    ];
+
+    it("lets one owner's holds back to back share a token", async () => {
+      const checker = await check(lostOuterThen(fenced('r2', 'owner-a', base + 125, 8, true)));
+      expect(checker.violations).toEqual([]);
+    });
+
+    it("finds another owner's hold with a token not above the one before", async () => {
+      const checker = await check(lostOuterThen(fenced('b', 'owner-b', base + 200, 8, false)));
+      expect(checker.violations.map((v) => v.kind)).toEqual(['token-order']);
+    });
+  });
 });
