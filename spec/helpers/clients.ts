@@ -55,6 +55,8 @@ export interface ConnectionOptions {
   readonly reconnectMs?: number;
   /** More options for ioredis and iovalkey. */
   readonly ioredis?: RedisOptions;
+  /** More settings for a standalone GLIDE client. */
+  readonly glide?: Record<string, unknown>;
 }
 
 const quiet = <T extends { on(event: 'error', listener: () => void): unknown }>(conn: T): T => {
@@ -89,7 +91,7 @@ export function connectStandalone(url: string, options: ConnectionOptions = {}, 
     return { connection: conn, close: () => Promise.resolve(conn.disconnect()) };
   }
   if (client === 'glide') {
-    const { client: conn, close } = glideClients(options).glideStandalone(url, reconnectMs);
+    const { client: conn, close } = glideClients(options).glideStandalone(url, reconnectMs, options.glide);
     return { connection: conn, close };
   }
   return opened(createClient({ url, ...nodeRedisBase(options), socket: { reconnectStrategy: () => reconnectMs } }));
