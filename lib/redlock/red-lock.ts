@@ -56,6 +56,7 @@ export class RedLock implements RLock {
   readonly #round: RoundNodes;
   /** What its holds and their moves (extend, handOff, adopt) need of it. */
   readonly #parts: RedLockParts;
+  readonly #unscopedKey: string;
   #lastFailure: RedLockQuorumError | undefined;
 
   /**
@@ -78,6 +79,7 @@ export class RedLock implements RLock {
       lease: (owner, hold, release) => this.#lease(owner, hold, release),
       release: (owner) => this.#release(owner),
     });
+    this.#unscopedKey = unscopedKeyOf(this.#parts);
   }
 
   /**
@@ -244,12 +246,9 @@ export class RedLock implements RLock {
 
   #gaveUp(attempt: Attempt, attempts: number): RedLockQuorumError {
     const { round, counted, validityMs } = attempt;
-    const failure = quorumError('acquire', this.name, round, counted, {
-      attempts,
-      validityMs: counted.yes >= this.#round.quorum ? validityMs : undefined,
-    });
-    this.#lastFailure = failure;
-    return failure;
+    const validity = counted.yes >= this.#round.quorum ? validityMs : undefined;
+    this.#lastFailure = quorumError('acquire', this.name, round, counted, { attempts, validityMs: validity });
+    return this.#lastFailure;
   }
 
   /**
@@ -288,19 +287,14 @@ export class RedLock implements RLock {
   #lease(owner: string, hold: RedHold, release?: () => Promise<void>): Lease {
     // A retried release (after one that failed) is the same release again on every node: a node
     // that applied it answers as it did, one still retrying it in the background sends it again.
+    // A Lease of a lost hold releases nothing of a later hold of its owner.
     const once = newRedRelease(this.#nodes.length);
-    const releaseOnce = (): Promise<void> => {
-      if (hold.movedAway) return Promise.resolve();
-      // This hold was lost (and let go of); the owner's hold now is a later one: not this Lease's to release.
-      const current = redHoldOf(this.#parts, owner);
-      if (current !== undefined && current !== hold) return Promise.reject(this.#notHeld());
-      return this.#release(owner, once);
+    const releaseOnce = async (): Promise<void> => {
+      if (hold.movedAway) return;
+      if ((redHoldOf(this.#parts, owner) ?? hold) !== hold) throw this.#notHeld();
+      await this.#release(owner, once);
     };
     return leaseOfHold(this.name, owner, hold, undefined, release ?? releaseOnce, redMoves(this.#parts, owner, hold));
-  }
-
-  get #unscopedKey(): string {
-    return unscopedKeyOf(this.#parts);
   }
 
   /** The owner acquiring now: the context's, or a fresh one outside any context. */
