@@ -43,6 +43,11 @@ export class HoldCalls {
     this.#anyHandedOff = true;
   }
 
+  /** Whether `context` handed its hold of `lockKey` off through this client: the owner id is the adopter's since. */
+  handedOff(context: LockContext, lockKey: string): boolean {
+    return this.#anyHandedOff && this.#handedOff.get(context)?.has(lockKey) === true;
+  }
+
   /**
    * Throws when the current context handed its hold of `lockKey` off: an acquisition would re-enter
    * the adopted hold. (A release or an extension needs the hold's record, which the hand-off ended.)
@@ -50,7 +55,7 @@ export class HoldCalls {
   assertNotHandedOff(lockKey: string, name: string): void {
     if (!this.#anyHandedOff) return;
     const context = currentContext();
-    if (context && this.#handedOff.get(context)?.has(lockKey)) {
+    if (context && this.handedOff(context, lockKey)) {
       throw new LockHandedOffError(
         `this lock context handed its hold of "${name}" off to another process; take the lock again in a new context (locks.runInContext)`,
         { lockName: name },

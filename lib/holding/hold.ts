@@ -84,10 +84,14 @@ export class Hold {
   renewalsLeft: number | undefined;
   /** Releases sent and not yet answered: a renewal that finds the lock gone meanwhile is no loss. */
   releasing = 0;
-  /** A release that failed and is retried in the background (release-hold.ts). */
-  pending: PendingRelease | undefined;
-  /** A last release under way or retried: the owner's next acquisition waits for it (acquire-in-time.ts). */
-  finalRelease: PendingRelease | undefined;
+  /**
+   * Releases sent and not yet answered or given up (first tries and background retries): the
+   * owner's next acquisition waits for all of them (acquire-in-time.ts), since any of them may be
+   * the one that ends the hold in Redis, and a resend of it must not find a later hold.
+   */
+  releases: PendingRelease[] | undefined;
+  /** Releases of `unlock()` (no Lease) whose try failed, oldest first: `unlock()` again collects them. */
+  unlockRetries: PendingRelease[] | undefined;
   /** Leases to abort when the hold is lost (NO_LEASES until one is added: most holds have none). */
   leases: ReadonlySet<HoldLease> = NO_LEASES;
   /** Told when the hold is renewed or ends (see HoldObserver). */

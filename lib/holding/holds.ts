@@ -1,10 +1,10 @@
+import { currentContext, ownerId } from '../context.js';
 import { LockLostError, type LockError, type LockLostReason } from '../errors.js';
 import type { HoldKind } from '../kinds.js';
 import type { RenewTarget } from '../scripts/script-types.js';
 import { holdEnded, holdStarted } from '../telemetry/hold-channels.js';
 import { contextOfOwner, HoldCalls } from './hold-calls.js';
 import { Hold, holdDrift, type HoldEnd } from './hold.js';
-import type { PendingRelease } from './pending-release.js';
 
 export type { RenewTarget } from '../scripts/script-types.js';
 export { Hold, holdDrift, type HoldEnd, type HoldObserver, type HoldState } from './hold.js';
@@ -117,12 +117,11 @@ export class Holds {
   }
 
   /**
-   * Its last release is sent (`pending`; undefined: the hold is kept in Redis to its lease
-   * instead): no longer renewed; the owner's next acquisition waits for the release.
+   * Its last release is sent (or the hold is kept in Redis to its lease instead): no longer
+   * renewed; the owner's next acquisition waits for its releases (Hold.releases).
    */
-  lastReleaseSent(hold: Hold, pending: PendingRelease | undefined): void {
+  lastReleaseSent(hold: Hold): void {
     Hold.move(hold, 'ending');
-    hold.finalRelease = pending;
   }
 
   /** A release retried in the background was answered: `left` holds remain (none: `released`). */
@@ -164,6 +163,18 @@ export class Holds {
     }
     this.#closeHooks.add(onClose);
     return () => this.#closeHooks.delete(onClose);
+  }
+
+  /**
+   * The owner whose holds of a lock the current context's queries (and a RedLock's unlock) concern:
+   * the context's own, none once it handed its hold of `lockKey` off (its owner id is the
+   * adopter's now, whoever that is), or outside any context the latest unscoped one of `lockId`.
+   * A map look-up, no call to Redis.
+   */
+  currentOwner(lockId: string, lockKey: string): string | undefined {
+    const context = currentContext();
+    if (!context) return this.latestUnscoped(lockId);
+    return this.calls.handedOff(context, lockKey) ? undefined : ownerId(this.clientId, context.id);
   }
 
   /** The owner of this client's latest unscoped hold on the lock. */

@@ -2,21 +2,31 @@ import type { HoldsLeft } from '../scripts/registry.js';
 import type { HeldRequest, WindowRequest } from '../scripts/registry.js';
 
 /**
- * One release of a hold, from its first try to Redis' answer: a failed try (or one with no answer in
- * time) goes on in the background with the same request, kept here (HeldRequest) until it is done.
+ * One release of a hold, from its first try to Redis' answer. It owns its one request: every try
+ * (the first, background retries, `release()` again on its Lease) sends that request, so Redis
+ * applies the release once; it closes the request once, when it is `done`.
  */
 export class PendingRelease implements HeldRequest {
-  /** The hold count Redis answered once a retry got through; undefined while none has. */
+  /** The hold count Redis answered once a try got through; undefined while none has. */
   left: HoldsLeft | undefined = undefined;
+  /** A failed try left it to background retries: someone must collect its answer (releaseHold). */
+  retried = false;
+  /** Made for `unlock()` (no Lease): `unlock()` again may collect it. */
+  readonly unticketed: boolean;
   #done = false;
   #settled: Promise<void> | undefined;
   #resolve: (() => void) | undefined;
 
-  /** The request sent with every try, so Redis applies the release once; made at the first try. */
+  /** Its request, set by the request window at the first send (request-window.ts). */
   request: WindowRequest | undefined = undefined;
 
   /** `reExpireMs` is the TTL the lock keeps at least when holds remain. */
-  constructor(readonly reExpireMs: number) {}
+  constructor(
+    readonly reExpireMs: number,
+    unticketed: boolean,
+  ) {
+    this.unticketed = unticketed;
+  }
 
   /** Redis answered this release (a first try or a retry), or its retries stopped: it is sent no more. */
   get done(): boolean {
@@ -29,15 +39,18 @@ export class PendingRelease implements HeldRequest {
     return this.#settled;
   }
 
-  finish(): void {
+  /** Sent no more. Once: later calls change nothing (the first try and the retries both end here). */
+  finish(): boolean {
+    if (this.#done) return false;
     this.#done = true;
     // Its request stays in use until every copy sent is settled (request-window.ts).
     this.request?.close();
     this.#resolve?.();
+    return true;
   }
 }
 
-/** Where a Lease remembers its release once it failed, so that a retry sends the same request. */
+/** Where a Lease remembers its release once it was sent, so that a retry sends the same request. */
 export interface ReleaseTicket {
   pending?: PendingRelease;
   /**

@@ -3,6 +3,7 @@ import { LockLostError, LockNotHeldError, LockRedisError, toLockError } from '..
 import { ScriptStatus, type HoldsLeft } from '../scripts/registry.js';
 import type { Hold } from './holds.js';
 import { PendingRelease, type ReleaseTicket } from './pending-release.js';
+import { ClosedRequestError } from '../scripts/request-window.js';
 import { RECORD_MAX_MS, RELEASE_TIMEOUT_MS } from '../options.js';
 import { raceDeadline, TIMED_OUT } from '../waiting/wait.js';
 import { holdEnded } from '../telemetry/hold-channels.js';
@@ -30,39 +31,55 @@ function recordMsFor(hold: Hold): number {
  * LockRedisError and the same request goes on being retried in the background until Redis
  * answers or the hold's lease is over; a last hold is no longer renewed meanwhile, so the lock is
  * free at the latest when its lease ends. A retry (`unlock()` again, or the same Lease's
- * `release()` again, `ticket`) sends the same request, so it is applied once.
- * Resolves with the holds left.
+ * `release()` again, `ticket`) sends that release's one request, so it is applied once, however
+ * other releases of the owner fail and retry meanwhile. Resolves with the holds left.
  */
 export function releaseHold(core: HoldDesk, name: string, hold: Hold, send: SendRelease, ticket?: ReleaseTicket): Promise<number> {
-  if (ticket?.of !== undefined && ticket.of !== hold) {
-    // A Lease of an earlier hold of this owner, lost and let go of (or released): the owner's
-    // hold now is another record, not this Lease's to release. A release of it that got through
-    // before is answered as it was.
-    const done = ticket.pending?.left;
-    return done !== undefined && done !== ScriptStatus.NotHeld ? Promise.resolve(done) : Promise.reject(notHeld(name, hold));
-  }
-  const retry = ticket ? ticket.pending : hold.pending;
-  if (retry && hold.pending === retry) {
-    // Retries stopped unanswered (the lease ran out, the client closed): its request may not be sent again.
-    if (retry.left === undefined && retry.done) return Promise.reject(notHeld(name, hold));
-    if (retry.left === undefined) return attempt(core, name, hold, send, retry, enterRelease(core, name, hold));
-    // The background retry got through: the answer was applied then; hand it over now.
-    hold.pending = undefined;
-    if (hold.state === 'released') core.holds.end(hold);
-    if (retry.left === ScriptStatus.NotHeld) return Promise.reject(notHeld(name, hold));
-    return Promise.resolve(retry.left);
-  }
-  // This ticket's release went through already (a composite lock retries its release because
-  // other members failed): answered as it was, not sent again.
-  const done = ticket?.pending?.left;
-  if (done !== undefined) return done === ScriptStatus.NotHeld ? Promise.reject(notHeld(name, hold)) : Promise.resolve(done);
-  const pending = new PendingRelease(hold.watchdog ? core.watchdogTimeoutMs : 0);
+  const earlier = ticket ? ticket.pending : hold.unlockRetries?.[0];
+  if (earlier !== undefined) return retryRelease(core, name, hold, send, earlier, ticket);
+  // A Lease of an earlier hold of this owner, lost and let go of: the owner's hold now is another
+  // record, not this Lease's to release.
+  if (ticket?.of !== undefined && ticket.of !== hold) return Promise.reject(notHeld(name, hold));
+  const pending = new PendingRelease(hold.watchdog ? core.watchdogTimeoutMs : 0, ticket === undefined);
   // Refused (before anything changes) while the hold is being handed off.
   const call = enterRelease(core, name, hold);
   if (ticket) ticket.pending = pending;
+  (hold.releases ??= []).push(pending);
   // The last hold stops being renewed now: if the release never gets through, the lease ends.
-  if (hold.count <= 1) core.holds.lastReleaseSent(hold, pending);
+  if (hold.count <= 1) core.holds.lastReleaseSent(hold);
   return attempt(core, name, hold, send, pending, call);
+}
+
+/** The answer a Lease's release got before, if it got one (its hold may be over since). */
+export function answeredBefore(name: string, hold: Hold | undefined, ticket: ReleaseTicket | undefined): Promise<number> | undefined {
+  const left = ticket?.pending?.left;
+  if (left === undefined) return undefined;
+  return left === ScriptStatus.NotHeld ? Promise.reject(notHeldOf(name, hold?.object ?? 'lock')) : Promise.resolve(left);
+}
+
+/** A release sent before, tried again: answered as it was, or its one request sent again. */
+function retryRelease(core: HoldDesk, name: string, hold: Hold, send: SendRelease, pending: PendingRelease, ticket: ReleaseTicket | undefined): Promise<number> {
+  if (pending.left !== undefined) return collect(core, name, hold, pending);
+  // Its hold is gone (lost and let go of): resent now, it could take a count of the owner's next hold.
+  if (ticket?.of !== undefined && ticket.of !== hold) return Promise.reject(notHeld(name, hold));
+  // Retries stopped unanswered (the lease ran out, the client closed): its request may not be sent again.
+  if (pending.done) return Promise.reject(notHeld(name, hold));
+  return attempt(core, name, hold, send, pending, enterRelease(core, name, hold));
+}
+
+/** Hands over the answer a background retry got: applied then, told now. */
+function collect(core: HoldDesk, name: string, hold: Hold, pending: PendingRelease): Promise<number> {
+  forgetUnlockRetry(hold, pending);
+  if (hold.state === 'released' && !(hold.releases?.length ?? 0) && !(hold.unlockRetries?.length ?? 0)) core.holds.end(hold);
+  if (pending.left === ScriptStatus.NotHeld) return Promise.reject(notHeld(name, hold));
+  return Promise.resolve(pending.left!);
+}
+
+/** `unlock()` again has nothing more to collect of `pending`. */
+function forgetUnlockRetry(hold: Hold, pending: PendingRelease): void {
+  const retries = hold.unlockRetries;
+  const at = retries?.indexOf(pending) ?? -1;
+  if (at >= 0) retries!.splice(at, 1);
 }
 
 /** The release counts as a call of the owner on the lock (hold-calls.ts); the key for `leave`. */
@@ -92,9 +109,11 @@ function attempt(core: HoldDesk, name: string, hold: Hold, send: SendRelease, pe
         return failed(core, name, hold, send, pending, sent, error);
       }
       answered(core, hold, call);
+      // A background retry of the same request got the answer first: told as it was.
+      if (pending.left !== undefined) return collect(core, name, hold, pending);
       pending.left = left;
-      pending.finish();
-      if (hold.pending === pending) hold.pending = undefined;
+      finishRelease(hold, pending);
+      if (pending.unticketed && pending.retried) forgetUnlockRetry(hold, pending);
       // A LockNotHeldError from here is Redis' answer: nothing to retry.
       return settle(core, name, hold, left);
     },
@@ -111,17 +130,30 @@ function answered(core: HoldDesk, hold: Hold, call: string): void {
   core.holds.calls.leave(call);
 }
 
-/** The release got no answer (an error, or none in time): the same request goes on in the background. */
+/** `pending` is sent no more: its request is closed, and the owner's acquisitions stop waiting for it. */
+function finishRelease(hold: Hold, pending: PendingRelease): void {
+  if (!pending.finish()) return;
+  const releases = hold.releases;
+  const at = releases?.indexOf(pending) ?? -1;
+  if (at >= 0) releases!.splice(at, 1);
+}
+
+/** The release got no answer (an error, or none in time): the same request goes on in the background, once. */
 function failed(core: HoldDesk, name: string, hold: Hold, send: SendRelease, pending: PendingRelease, call: Promise<HoldsLeft>, error: unknown): never {
-  if (hold.pending !== pending) {
-    hold.pending = pending;
+  if (!pending.retried && !pending.done) {
+    pending.retried = true;
+    if (pending.unticketed) (hold.unlockRetries ??= []).push(pending);
     void finishInBackground(core, name, hold, send, pending, call);
   }
   throw toLockError(error, 'release', name, hold.object);
 }
 
 function notHeld(name: string, hold: Hold): LockNotHeldError {
-  return new LockNotHeldError(`${hold.object} "${name}" is not held by the current owner`, { lockName: name });
+  return notHeldOf(name, hold.object);
+}
+
+function notHeldOf(name: string, object: string): LockNotHeldError {
+  return new LockNotHeldError(`${object} "${name}" is not held by the current owner`, { lockName: name });
 }
 
 /** Applies Redis' answer to the client's record of the hold. */
@@ -163,7 +195,15 @@ async function finishInBackground(
   try {
     await retryUntilAnswered(core, name, hold, send, pending, first);
   } finally {
-    pending.finish();
+    finishRelease(hold, pending);
+  }
+}
+
+/** `call`'s answer, or TIMED_OUT once the hold's lease is over (a call waiting for room may wait long). */
+async function answerInLease(call: Promise<HoldsLeft>, hold: Hold): Promise<HoldsLeft | typeof TIMED_OUT> {
+  for (;;) {
+    const left = await raceDeadline(call, hold.validUntil);
+    if (left !== TIMED_OUT || performance.now() >= hold.validUntil) return left;
   }
 }
 
@@ -172,8 +212,10 @@ async function retryUntilAnswered(core: HoldDesk, name: string, hold: Hold, send
   let pauseMs = RETRY_FIRST_MS;
   for (;;) {
     try {
-      const left = await call;
-      if (hold.pending !== pending || pending.left !== undefined) return;
+      const left = await answerInLease(call, hold);
+      if (left === TIMED_OUT) return;
+      // A foreground try of the same request got the answer first.
+      if (pending.left !== undefined) return;
       pending.left = left;
       if (!core.holds.isCurrent(hold)) return;
       // Kept (`released`, count 0) until its lease is over or a retried release collects the answer.
@@ -185,17 +227,19 @@ async function retryUntilAnswered(core: HoldDesk, name: string, hold: Hold, send
         core.events.emit('released', { name, owner: hold.owner, heldMs: performance.now() - hold.since });
       }
       return;
-    } catch {
+    } catch (error) {
+      // Its request was closed while it waited for room: it was never sent.
+      if (error instanceof ClosedRequestError) return;
       // Reported once, to the caller; the lease bounds the retries.
     }
     await new Promise((resolve) => setTimeout(resolve, pauseMs).unref());
     pauseMs = Math.min(pauseMs * 2, RETRY_MAX_MS);
-    if (hold.pending !== pending || pending.left !== undefined || !core.holds.isCurrent(hold) || performance.now() >= hold.validUntil) return;
+    if (pending.left !== undefined || pending.done || !core.holds.isCurrent(hold) || performance.now() >= hold.validUntil) return;
     try {
       core.assertOpen();
+      call = send(hold.owner, pending.reExpireMs, pending, recordMsFor(hold));
     } catch {
       return;
     }
-    call = send(hold.owner, pending.reExpireMs, pending, recordMsFor(hold));
   }
 }

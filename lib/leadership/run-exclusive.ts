@@ -79,7 +79,7 @@ class ExclusiveRunLock extends ReentrantLock {
     const hold = this.holdOf(lease.owner);
     if (!hold) return;
     // No longer renewed from now on.
-    this.core.holds.lastReleaseSent(hold, undefined);
+    this.core.holds.lastReleaseSent(hold);
     try {
       await this.core.scripts.election.keepHold(this.keys.lock, this.name, lease.owner, keepMs);
     } finally {

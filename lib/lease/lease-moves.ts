@@ -106,7 +106,7 @@ export function reserveHandOff(core: LeaseDesk, hold: Hold, facts: HandleFacts, 
   assertHeld(core, hold);
   const what = `${hold.object} "${facts.name}"`;
   // A release retried in the background could land after the adopter took over.
-  if (hold.pending) throw new LockError(`${what} has a release under way: it cannot be handed off`, { lockName: facts.name });
+  if (hold.releases?.some((release) => release.retried)) throw new LockError(`${what} has a release under way: it cannot be handed off`, { lockName: facts.name });
   core.assertOpen();
   const call = core.holds.calls.enterHandOff(hold.target.keys[0]!, hold.owner, what, facts.name);
   let open = true;

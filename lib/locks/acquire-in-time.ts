@@ -76,11 +76,18 @@ export function acquireInTime(call: AcquireCall): Promise<Acquired | false> {
 
 function acquireTracked(call: AcquireCall, track: AcquireTrack): Promise<Acquired | false> {
   const deadline = call.waitMs === undefined ? Infinity : performance.now() + call.waitMs;
-  // The owner's last release, if still on its way, would find the hold this acquisition makes
-  // (whose call log does not know that release) and take it back: it settles first.
-  const releasing = call.holdBefore()?.finalRelease;
-  if (!releasing || releasing.done) return attemptInTime(call, track, deadline);
-  return raceDeadline(releasing.settled, deadline, call.signal).then((settled) => (settled === TIMED_OUT ? track.gaveUp() : attemptInTime(call, track, deadline)));
+  return afterReleases(call, track, deadline);
+}
+
+function afterReleases(call: AcquireCall, track: AcquireTrack, deadline: number): Promise<Acquired | false> {
+  // A release of the owner still on its way may be the one that ends the hold in Redis (whichever
+  // the client thought final: another may have been applied unseen); resent after this
+  // acquisition, it would find the hold this acquisition makes (whose call log does not know it)
+  // and take a count of it. They settle first.
+  const releasing = call.holdBefore()?.releases;
+  if (!releasing || releasing.length === 0) return attemptInTime(call, track, deadline);
+  const settled: Promise<unknown> = releasing.length === 1 ? releasing[0]!.settled : Promise.all(releasing.map((release) => release.settled));
+  return raceDeadline(settled, deadline, call.signal).then((result) => (result === TIMED_OUT ? track.gaveUp() : afterReleases(call, track, deadline)));
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Hold, RenewTarget } from '../holding/holds.js';
 import { Lease } from '../lease/lease.js';
 import { checkFunction, checkLockArgs, checkTryLockArgs, checkWaitOptions, WATCHDOG_LEASE } from '../validate.js';
 import type { Acquired } from '../waiting/wait.js';
-import { releaseHold, type ReleaseTicket, type SendRelease } from '../holding/release-hold.js';
+import { answeredBefore, releaseHold, type ReleaseTicket, type SendRelease } from '../holding/release-hold.js';
 import { leaseOfHold } from '../lease/lease-of-hold.js';
 import { movesOf, releaseWhole } from '../lease/lease-moves.js';
 import { recordHold } from '../holding/record-hold.js';
@@ -173,10 +173,9 @@ export abstract class BaseLock extends LockQueries implements RLock {
     this.releaseFor(owner, 0, undefined, 1_000).catch((error: unknown) => this.core.events.emit('error', error));
   }
 
-  /** The owner whose holds unlock and the queries concern; undefined outside a context with no unscoped hold. */
+  /** The owner the queries concern; undefined outside a context with no unscoped hold, or after this context's hand-off. */
   protected currentOwner(): string | undefined {
-    const context = currentContext();
-    return context ? ownerId(this.core.clientId, context.id) : this.core.holds.latestUnscoped(this.#lockId);
+    return this.core.holds.currentOwner(this.#lockId, this.keys.lock);
   }
 
   /** Acquires for `owner`; `listed`: an unscoped hold goes on the list `unlock()` takes from. */
@@ -284,8 +283,9 @@ export abstract class BaseLock extends LockQueries implements RLock {
   /** Releases one hold of `owner` (see releaseHold); `ticket` ties a Lease's retries together. */
   #release(owner: string, ticket?: ReleaseTicket): Promise<number> {
     const hold = this.core.holds.get(this.#lockId, owner);
-    // Nothing held here: never taken, released, or its lease ran out.
-    if (!hold || !this.core.holds.isCurrent(hold)) return Promise.reject(this.#notHeld());
+    // Nothing held here: never taken, released, or its lease ran out; a Lease's release that got
+    // through before is answered as it was.
+    if (!hold || !this.core.holds.isCurrent(hold)) return answeredBefore(this.name, hold, ticket) ?? Promise.reject(this.#notHeld());
     const send: SendRelease = (holder, reExpireMs, pending, recordMs) => this.releaseFor(holder, reExpireMs, pending, recordMs);
     try {
       return isReleaseTraced() ? traceRelease(this.core, this.name, owner, this.#lockId, () => releaseHold(this.core, this.name, hold, send, ticket)) : releaseHold(this.core, this.name, hold, send, ticket);

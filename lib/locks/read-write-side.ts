@@ -68,8 +68,8 @@ export abstract class ReadWriteSide extends BaseLock {
 
   async #view(): Promise<{ holdCount: number; locked: boolean; ttlMs: number }> {
     await this.open();
-    // With no current owner (outside a context, no unscoped hold) the counts are 0, and the
-    // rest still describes the lock.
+    // With no current owner (outside a context, no unscoped hold; a context that handed its hold
+    // off) the counts are 0, and the rest still describes the lock.
     const state = await this.core.scripts.readWrite.state(this.rwKeys, this.currentOwner() ?? '');
     return this.view(state);
   }

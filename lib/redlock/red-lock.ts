@@ -302,10 +302,9 @@ export class RedLock implements RLock {
     return ownerId(this.#home.clientId, currentContext()?.id ?? newContextId());
   }
 
-  /** The owner whose holds unlock and the queries concern. */
+  /** The owner whose holds unlock and the queries concern (none after this context's hand-off: unlock refuses it first). */
   #currentOwner(): string | undefined {
-    const context = currentContext();
-    return context ? ownerId(this.#home.clientId, context.id) : this.#home.holds.latestUnscoped(this.#unscopedKey);
+    return this.#home.holds.currentOwner(this.#unscopedKey, this.#unscopedKey);
   }
 
   /** @throws LockClientClosedError when any of the nodes' clients is closed. */

@@ -17,38 +17,101 @@ export interface CallRequest {
 
 /** Where a call sent again with the same id (a release retried in the background) keeps its request. */
 export interface HeldRequest {
+  /** Its one request, from its first send on (also while that send waits for room); set by the window. */
   request: WindowRequest | undefined;
   /** Its caller sends it no more: a request made now is used once. */
   readonly done: boolean;
 }
 
+/**
+ * Where a request is in its life (REQUEST_TRANSITIONS):
+ * - `waiting`: made while its window had no room; it has no number yet.
+ * - `issued`: numbered; copies of it may be on their way, and its caller may send more.
+ * - `ended`: closed by its caller and every copy settled: its number is free.
+ * - `abandoned`: closed while it still waited for room: never numbered, never sent.
+ */
+export type RequestState = 'waiting' | 'issued' | 'ended' | 'abandoned';
+
+/** The moves a request may make; anything else is a bug in rlock. */
+export const REQUEST_TRANSITIONS: Readonly<Record<RequestState, readonly RequestState[]>> = {
+  waiting: ['issued', 'abandoned'],
+  issued: ['ended'],
+  ended: [],
+  abandoned: [],
+};
+
 /** A request of a window: in use until its copies are settled and its caller sends it no more. */
 export interface WindowRequest extends CallRequest {
-  /** Its caller sends it no more (a call never sent, or a retried one that stopped). */
+  readonly state: RequestState;
+  /**
+   * Its caller sends it no more (a call never sent, or a retried one that stopped). Closing
+   * twice is a no-op: the request is its caller's alone and never given to another call.
+   */
   close(): void;
 }
 
-/** One request's copies on their way and whether its caller may send more; `ended` once neither. */
-abstract class RequestUse implements WindowRequest {
-  id = '';
-  /** Its sequence number on its key. */
-  seq = 0;
-  #copies = 0;
-  /** No copy will be sent after those on their way. */
-  #final = true;
-  /** In use: given out and not ended yet. */
-  inUse = false;
+/** Sending a request its caller closed: an internal error, never the user's. */
+export class ClosedRequestError extends Error {
+  constructor(state: RequestState) {
+    super(`rlock internal error: a request that is ${state} was sent`);
+    this.name = 'ClosedRequestError';
+  }
+}
 
-  /** Given out as `id` (number `seq`); `final`: sent once, by a caller that holds no request. */
-  start(id: string, seq: number, final: boolean): void {
+/**
+ * One call's request: one object per call, made by the window for that call alone, never reused.
+ * Its owner (the call, or the PendingRelease that retries it) closes it; its number is freed once
+ * that happened and every copy sent is settled, exactly once.
+ */
+class Request implements WindowRequest {
+  id = '';
+  /** Its sequence number on its key (0 until issued). */
+  seq = 0;
+  #state: RequestState = 'waiting';
+  #copies = 0;
+  /** Its caller sends it no more. */
+  #closed: boolean;
+  /** Sends of a waiting request wait here for its number (made only when one waits). */
+  #issued: { promise: Promise<void>; resolve: () => void; reject: (error: Error) => void } | undefined;
+
+  constructor(
+    readonly window: KeyWindow,
+    /** Sent once, by a caller that keeps no request: closed from the start. */
+    once: boolean,
+  ) {
+    this.#closed = once;
+  }
+
+  get state(): RequestState {
+    return this.#state;
+  }
+
+  /** Resolves once numbered; rejects once abandoned. */
+  whenIssued(): Promise<void> {
+    if (this.#state === 'issued') return Promise.resolve();
+    if (this.#state !== 'waiting') return Promise.reject(new ClosedRequestError(this.#state));
+    if (this.#issued === undefined) {
+      let resolve!: () => void;
+      let reject!: (error: Error) => void;
+      const promise = new Promise<void>((yes, no) => {
+        resolve = yes;
+        reject = no;
+      });
+      this.#issued = { promise, resolve, reject };
+    }
+    return this.#issued.promise;
+  }
+
+  /** @internal Numbered `seq` with the request argument `id` (the window calls it). */
+  issue(id: string, seq: number): void {
+    this.#move('issued');
     this.id = id;
     this.seq = seq;
-    this.#copies = 0;
-    this.#final = final;
-    this.inUse = true;
+    this.#issued?.resolve();
   }
 
   sending(): void {
+    if (this.#state !== 'issued') throw new ClosedRequestError(this.#state);
     this.#copies += 1;
   }
 
@@ -58,33 +121,36 @@ abstract class RequestUse implements WindowRequest {
   }
 
   close(): void {
-    this.#final = true;
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#state === 'waiting') {
+      this.#move('abandoned');
+      this.window.requests.abandoned(this.window, this);
+      this.#issued?.reject(new ClosedRequestError('abandoned'));
+      return;
+    }
     this.#end();
   }
 
   #end(): void {
-    if (!this.inUse || !this.#final || this.#copies > 0) return;
-    this.inUse = false;
-    this.ended();
+    if (this.#state !== 'issued' || !this.#closed || this.#copies > 0) return;
+    this.#move('ended');
+    this.window.requests.over(this.window, this.seq);
   }
 
-  /** No longer in use: its number is free. */
-  protected abstract ended(): void;
+  #move(to: RequestState): void {
+    if (!REQUEST_TRANSITIONS[this.#state].includes(to)) throw new Error(`rlock internal error: a request cannot go from ${this.#state} to ${to}`);
+    this.#state = to;
+  }
 }
 
 interface WaitingCall {
   readonly owner: string | undefined;
-  readonly held: HeldRequest | undefined;
-  readonly start: (request: WindowRequest) => void;
+  readonly request: Request;
 }
 
-/**
- * The calls of one client on one key: their sequence numbers, and the calls waiting for room. It
- * is itself the request of a call made while no other of its calls is in use (nearly every call:
- * one acquire, then one release), so such a call allocates no object; the window stays in the
- * client's map while idle, up to IDLE_WINDOWS of them.
- */
-class KeyWindow extends RequestUse {
+/** The calls of one client on one key: their sequence numbers, and the calls waiting for room. */
+class KeyWindow {
   /** The next sequence number. */
   next: number;
   /** The oldest sequence number still in use; `next` when none is. */
@@ -98,7 +164,6 @@ class KeyWindow extends RequestUse {
     first: number,
     readonly requests: RequestWindow,
   ) {
-    super();
     this.next = first;
     this.low = first;
   }
@@ -106,21 +171,6 @@ class KeyWindow extends RequestUse {
   /** No call of it is in use and none waits. */
   get idle(): boolean {
     return this.low === this.next && this.waiting === undefined;
-  }
-
-  protected ended(): void {
-    this.requests.over(this, this.seq);
-  }
-}
-
-/** A request of a call made while another of its window's calls was in use. */
-class SideRequest extends RequestUse {
-  constructor(readonly window: KeyWindow) {
-    super();
-  }
-
-  protected ended(): void {
-    this.window.requests.over(this.window, this.seq);
   }
 }
 
@@ -151,16 +201,21 @@ export class RequestWindow {
   /**
    * `send(request)` with a request for `key`: at once when the window has room, else once it has
    * (in the order calls came). `owner`: whose log or record the call touches (undefined: a record
-   * of the client's own, keyed by its tag: forceUnlock, latch). `held`: the request of a call sent
-   * again, made at its first send and kept there.
+   * of the client's own, keyed by its tag: forceUnlock, latch). `held`: where a call sent again
+   * keeps its one request, made at its first send (also while that send waits for room).
    */
   send<T>(key: string, owner: string | undefined, send: (request: CallRequest) => Promise<T>, held?: HeldRequest): Promise<T> {
-    const request = held?.request ?? this.#take(key, owner, held);
-    if (request === undefined) return this.#wait(key, owner, held).then((waited) => this.#start(waited, send, held));
-    return this.#start(request, send, held);
+    let request = held?.request as Request | undefined;
+    if (request === undefined) {
+      request = this.#make(key, owner, held === undefined || held.done);
+      if (held !== undefined) held.request = request;
+    }
+    if (request.state === 'issued') return this.#start(request, send, held);
+    const waited = request;
+    return request.whenIssued().then(() => this.#start(waited, send, held));
   }
 
-  #start<T>(request: WindowRequest, send: (request: CallRequest) => Promise<T>, held: HeldRequest | undefined): Promise<T> {
+  #start<T>(request: Request, send: (request: CallRequest) => Promise<T>, held: HeldRequest | undefined): Promise<T> {
     try {
       return send(request);
     } catch (error) {
@@ -170,7 +225,7 @@ export class RequestWindow {
     }
   }
 
-  #take(key: string, owner: string | undefined, held: HeldRequest | undefined): WindowRequest | undefined {
+  #make(key: string, owner: string | undefined, once: boolean): Request {
     let window = this.#windows.get(key);
     if (window === undefined) {
       window = new KeyWindow(key, this.#last + 1, this);
@@ -179,28 +234,20 @@ export class RequestWindow {
       // As if new: numbered above every number this client gave.
       this.#idle -= 1;
       window.next = window.low = this.#last + 1;
-    } else if (window.waiting !== undefined || window.next - window.low >= REQUEST_SPAN) {
-      return undefined;
     }
-    return this.#issue(window, owner, held);
+    const request = new Request(window, once);
+    if (window.waiting !== undefined || window.next - window.low >= REQUEST_SPAN) (window.waiting ??= []).push({ owner, request });
+    else this.#issue(window, owner, request);
+    return request;
   }
 
-  #wait(key: string, owner: string | undefined, held: HeldRequest | undefined): Promise<WindowRequest> {
-    const window = this.#windows.get(key)!;
-    return new Promise((start) => (window.waiting ??= []).push({ owner, held, start }));
-  }
-
-  #issue(window: KeyWindow, owner: string | undefined, held: HeldRequest | undefined): WindowRequest {
+  #issue(window: KeyWindow, owner: string | undefined, request: Request): void {
     const seq = window.next;
     window.next += 1;
     if (seq > this.#last) this.#last = seq;
     const tag = owner !== undefined && owner.startsWith(this.#tag) ? '' : this.#tag;
     const gap = seq - window.low;
-    const id = tag + seq.toString(36) + (gap === 0 ? '/0' : `/${gap.toString(36)}`);
-    const request = window.inUse ? new SideRequest(window) : window;
-    request.start(id, seq, held === undefined || held.done);
-    if (held !== undefined) held.request = request;
-    return request;
+    request.issue(tag + seq.toString(36) + (gap === 0 ? '/0' : `/${gap.toString(36)}`), seq);
   }
 
   /** @internal `seq` is no longer in use: the window moves on, and calls waiting for room start. */
@@ -211,10 +258,22 @@ export class RequestWindow {
     }
     window.low += 1;
     while (window.over?.delete(window.low)) window.low += 1;
+    this.#startWaiting(window);
+  }
+
+  /** @internal `request`, still waiting for room, is closed: it leaves the queue unnumbered. */
+  abandoned(window: KeyWindow, request: Request): void {
+    const waiting = window.waiting;
+    const at = waiting?.findIndex((call) => call.request === request) ?? -1;
+    if (at >= 0) waiting!.splice(at, 1);
+    this.#startWaiting(window);
+  }
+
+  #startWaiting(window: KeyWindow): void {
     const waiting = window.waiting;
     while (waiting !== undefined && waiting.length > 0 && window.next - window.low < REQUEST_SPAN) {
       const next = waiting.shift()!;
-      next.start(this.#issue(window, next.owner, next.held));
+      this.#issue(window, next.owner, next.request);
     }
     if (waiting?.length === 0) window.waiting = undefined;
     if (window.idle && (this.#idle += 1) > IDLE_WINDOWS) this.#dropIdle();

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HOLD_TRANSITIONS, IllegalHoldTransition, type HoldState } from '../../lib/holding/hold.js';
 import { Hold, Holds, type Acquisition } from '../../lib/holding/holds.js';
-import { PendingRelease } from '../../lib/holding/pending-release.js';
 import { LockLostError } from '../../lib/index.js';
 import { sleep } from '../helpers/fixtures.js';
 
@@ -30,7 +29,7 @@ describe('Hold states', () => {
     const holds = newHolds();
     const hold = holds.acquired(acquisition(60_000, { watchdog: true }));
     expect([...holds.watched()]).toEqual([hold]);
-    holds.lastReleaseSent(hold, new PendingRelease(0));
+    holds.lastReleaseSent(hold);
     expect(hold.state).toBe('ending');
     expect([...holds.watched()]).toEqual([]);
     expect(holds.acquired(acquisition(60_000, { watchdog: true }))).toBe(hold);
@@ -41,7 +40,7 @@ describe('Hold states', () => {
   it('a background answer of 0 holds makes it released; the next acquisition starts a new hold and ends the old', () => {
     const holds = newHolds();
     const hold = holds.acquired(acquisition(60_000));
-    holds.lastReleaseSent(hold, new PendingRelease(0));
+    holds.lastReleaseSent(hold);
     holds.answered(hold, 0);
     expect(hold.state).toBe('released');
     expect(holds.isCurrent(hold)).toBe(true);
@@ -70,7 +69,7 @@ describe('Hold states', () => {
     const hold = holds.acquired(acquisition(60_000));
     holds.lose(hold, 'deleted', new LockLostError('gone', 'deleted'));
     expect(hold.state).toBe('ended');
-    expect(() => holds.lastReleaseSent(hold, undefined)).toThrow(IllegalHoldTransition);
+    expect(() => holds.lastReleaseSent(hold)).toThrow(IllegalHoldTransition);
     expect(() => Hold.move(hold, 'held')).toThrow(/cannot go from ended to held/);
     expect(hold.state).toBe('ended');
     const released = holds.acquired(acquisition(60_000, { owner: 'p' }));

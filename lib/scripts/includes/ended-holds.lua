@@ -18,17 +18,21 @@ end
 -- RECORD_MAX_MS (lib/options.ts): the longest any client asks a record to answer.
 local RECORD_MAX_MS = 60000
 
--- record_alone(key, log, request, record_ms): the record is this call's entry and any other
--- client's entries (ids '<client id>:<seq>', calls for an adopted hold, which this client's
--- window says nothing of): forget_answered drops the rest, the client's own entries below this
--- call. One SET ... GET; a second SET only when another client's entries were there.
+-- record_alone(key, log, request, record_ms): the record is this call's entry and the entries that
+-- can still be resent: any other client's (ids '<client id>:<seq>', calls for an adopted hold,
+-- which this client's window says nothing of) and this client's own numbered at or above this
+-- call's oldest call in use. A background retry keeps its gap-0 id while the client's later calls
+-- run, so the log and the record may hold later calls of the client (a release of the same owner
+-- applied meanwhile, whose reply was lost): forget_answered keeps them. One SET ... GET; a second
+-- SET only when the old record held entries that can still be resent.
 local function record_alone(key, log, request, record_ms)
   local entry = call_id(request) .. '=0;'
-  if log and string.find(log, ':', 1, true) then entry = forget_answered(log, request) .. entry end
+  if log then entry = forget_answered(log, request) .. entry end
   local old = redis.pcall('SET', key, entry, 'PX', record_ms, 'GET')
-  if type(old) == 'string' and string.find(old, ':', 1, true) then
+  if type(old) == 'string' and old ~= '' then
+    local kept = forget_answered(old, request)
     -- Their own record_ms is unknown here: keep them as long as any client asks.
-    redis.pcall('SET', key, forget_answered(old, request) .. entry, 'PX', RECORD_MAX_MS)
+    if kept ~= '' then redis.pcall('SET', key, kept .. entry, 'PX', RECORD_MAX_MS) end
   end
 end
 
@@ -39,10 +43,9 @@ end
 -- (request-window.lua), so it keeps the calls in use. pcall: whatever Redis says to the record,
 -- the release it follows has happened and must not turn into an error.
 -- `alone`: the hold was exclusive (no other hold of the lock, of this client or another, while
--- it held), so no final release of this client numbered above `request` can have reached the
--- record yet. With no older call of the client in use (gap 0) and its own id (no client tag),
--- every own entry of the record is answered and will never be sent again: one SET replaces them
--- (record_alone). Shared holds (readers) append.
+-- it held). With no older call of the client in use (gap 0) and its own id (no client tag), the
+-- own entries below it are answered and will never be sent again: one SET replaces the record
+-- with the entries that can still be resent (record_alone). Shared holds (readers) append.
 local RECORD_PRUNE_AT = 256
 local function record_final(key, log, request, record_ms, alone)
   if alone and string.sub(request, -2) == '/0' and not string.find(request, ':', 1, true) then
