@@ -16,6 +16,7 @@ import { isReleaseTraced, traceRelease } from '../telemetry/tracing.js';
 import { runWithLease } from '../lease/run-with-lease.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './lock-interfaces.js';
 import { acquireInTime, type AcquireCall } from './acquire-in-time.js';
+import { sendAttempt } from './lost-attempt.js';
 import { LockQueries } from './lock-queries.js';
 import type { CallRequest, HeldRequest, HoldsLeft } from '../scripts/registry.js';
 
@@ -56,6 +57,11 @@ export abstract class BaseLock extends LockQueries implements RLock {
   /** Sends a changing call for `owner` (undefined: forceUnlock) with a request of the client's window on the lock's key. */
   protected request<T>(owner: string | undefined, send: (request: CallRequest) => Promise<T>, held?: HeldRequest): Promise<T> {
     return this.core.scripts.requests.send(this.keys.lock, owner, send, held);
+  }
+
+  /** Sends an acquisition attempt (lease `ttlMs`; `took`: it acquired): a lost answer's hold is given back (lost-attempt.ts). */
+  protected requestAttempt<T>(owner: string, ttlMs: number, send: (request: CallRequest) => Promise<T>, took: (reply: T) => boolean): Promise<T> {
+    return sendAttempt((held) => this.request(owner, send, held), took, () => this.abandon(owner), () => this.core.assertOpen(), ttlMs);
   }
 
   /** How the watchdog renews `owner`'s hold of this lock. */

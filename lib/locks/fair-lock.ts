@@ -1,3 +1,4 @@
+import { tookIt } from './lost-attempt.js';
 import type { LockCore } from '../core.js';
 import { acquireInTurn, type FairAttempt } from '../waiting/fair-wait.js';
 import { acquireOnce, type Acquired } from '../waiting/wait.js';
@@ -36,11 +37,11 @@ export class FairLock extends BaseLock implements RFairLock {
     const ttlMs = this.ttlFor(leaseMs);
     const waitTimeoutMs = core.fairLockWaitTimeoutMs;
     const attempt = (waiterId: string): Promise<FairAttempt> =>
-      this.request(owner, async (request) => {
+      this.requestAttempt(owner, ttlMs, async (request) => {
         const sentAt = performance.now();
         const recheckMs = await core.scripts.fair.acquire(keys, owner, ttlMs, waiterId, waitTimeoutMs, request);
         return recheckMs === null ? { acquired: true, sentAt } : { acquired: false, recheckMs };
-      });
+      }, tookIt);
     const abandon = (): void => this.abandon(owner);
     if (waitMs === 0) return acquireOnce(() => attempt(''), { signal, abandon });
     lastWaiter += 1;

@@ -1,3 +1,4 @@
+import { tookIt } from './lost-attempt.js';
 import type { LockCore } from '../core.js';
 import { exclusiveWait, fencedLockKeys, type FencedLockKeys, type WaitTarget } from '../keys.js';
 import type { Lease } from '../lease/lease.js';
@@ -57,11 +58,11 @@ export class FencedLock extends BaseLock implements RFencedLock {
   protected override acquireFor(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
     const { core } = this;
     const ttlMs = this.ttlFor(leaseMs);
-    return waitNonFair(this.core, this.#wait, waitMs, signal, (mode) => this.request(owner, async (request) => {
+    return waitNonFair(this.core, this.#wait, waitMs, signal, (mode) => this.requestAttempt(owner, ttlMs, async (request) => {
       const sentAt = performance.now();
       const reply = await core.scripts.lock.fencedAcquire(this.#keys, owner, ttlMs, core.waiters.listenerId, mode, request);
       return 'token' in reply ? { acquired: true, sentAt, token: reply.token } : { acquired: false, ttlMs: reply.ttlMs };
-    }), () => this.abandon(owner));
+    }, tookIt), () => this.abandon(owner));
   }
 
   protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<HoldsLeft> {

@@ -1,3 +1,4 @@
+import { granted } from './lost-attempt.js';
 import type { LockCore } from '../core.js';
 import type { WaitTarget } from '../keys.js';
 import type { ReadWriteState, WaiterMode, HoldsLeft } from '../scripts/registry.js';
@@ -19,7 +20,7 @@ export class ReadLock extends ReadWriteSide {
 
   protected override attempt(owner: string, ttlMs: number, mode: WaiterMode): Promise<number | null> {
     const { core } = this;
-    return this.request(owner, (request) => core.scripts.readWrite.readAcquire(this.rwKeys, owner, ttlMs, core.waiters.listenerId, mode, request));
+    return this.requestAttempt(owner, ttlMs, (request) => core.scripts.readWrite.readAcquire(this.rwKeys, owner, ttlMs, core.waiters.listenerId, mode, request), granted);
   }
 
   protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<HoldsLeft> {

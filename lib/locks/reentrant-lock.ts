@@ -1,3 +1,4 @@
+import { tookIt } from './lost-attempt.js';
 import type { LockCore } from '../core.js';
 import { exclusiveWait, type WaitTarget } from '../keys.js';
 import type { Acquired } from '../waiting/wait.js';
@@ -21,12 +22,12 @@ export class ReentrantLock extends BaseLock {
   protected override acquireFor(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
     const { core, keys } = this;
     const ttlMs = this.ttlFor(leaseMs);
-    return waitNonFair(this.core, this.#wait, waitMs, signal, (mode) => this.request(owner, (request) => {
+    return waitNonFair(this.core, this.#wait, waitMs, signal, (mode) => this.requestAttempt(owner, ttlMs, (request) => {
       const sentAt = performance.now();
       return core.scripts.lock
         .acquire(keys, owner, ttlMs, core.waiters.listenerId, mode, request)
         .then((holderTtl) => (holderTtl === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: holderTtl }));
-    }), () => this.abandon(owner));
+    }, tookIt), () => this.abandon(owner));
   }
 
   protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<HoldsLeft> {

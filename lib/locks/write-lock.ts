@@ -1,3 +1,4 @@
+import { granted } from './lost-attempt.js';
 import type { LockCore } from '../core.js';
 import { LockUpgradeError } from '../errors.js';
 import type { WaitTarget } from '../keys.js';
@@ -21,7 +22,7 @@ export class WriteLock extends ReadWriteSide {
 
   protected override async attempt(owner: string, ttlMs: number, mode: WaiterMode): Promise<number | null> {
     const { core } = this;
-    const reply = await this.request(owner, (request) => core.scripts.readWrite.writeAcquire(this.rwKeys, owner, ttlMs, core.waiters.listenerId, mode, request));
+    const reply = await this.requestAttempt(owner, ttlMs, (request) => core.scripts.readWrite.writeAcquire(this.rwKeys, owner, ttlMs, core.waiters.listenerId, mode, request), granted);
     if (reply === ScriptStatus.UpgradeRefused) {
       throw new LockUpgradeError(
         `the current owner holds the read lock of "${this.name}" and asked for its write lock: it would wait for ` +
