@@ -23,6 +23,34 @@ export interface PermitRequest {
   readonly signal: AbortSignal | undefined;
   /** Gives the permit back when a grant's answer comes after the caller stopped waiting. */
   readonly abandon: () => void;
+  /** Gives the permit back, resolving once Redis answered. */
+  readonly giveBack: () => Promise<unknown>;
+}
+
+/**
+ * An attempt that failed without an answer may have run in Redis: its permit (the id is this
+ * acquisition's alone) is given back, after it on the same connection, so the rejected
+ * acquisition keeps nothing.
+ */
+function givenBackOnError<T>(attempt: Promise<T>, request: PermitRequest): Promise<T> {
+  return attempt.catch((error: unknown) => {
+    void giveBackInLease(request);
+    throw error;
+  });
+}
+
+/** Tries to give the permit back until Redis answers or its lease is over (then it is free anyway). */
+async function giveBackInLease(request: PermitRequest): Promise<void> {
+  const until = performance.now() + request.ttlMs;
+  for (let pauseMs = 50; performance.now() < until; pauseMs = Math.min(pauseMs * 2, 1_000)) {
+    try {
+      request.core.assertOpen();
+      await request.giveBack();
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, pauseMs).unref());
+    }
+  }
 }
 
 /** Fair waiter ids are numbered per process; with the client's listener id they are unique everywhere. */
@@ -49,7 +77,7 @@ export async function waitForNotice(request: PermitRequest): Promise<Acquired | 
       othersHint: mode === '0' ? '' : (queue?.hint(me) ?? ''),
     };
     const sentAt = performance.now();
-    const left = await scripts.acquire(keys, id, limit, ttlMs, core.waiters.listenerId, wait, core.publish);
+    const left = await givenBackOnError(scripts.acquire(keys, id, limit, ttlMs, core.waiters.listenerId, wait, core.publish), request);
     return left === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: left };
   };
   if (waitMs === 0) return acquireOnce(() => send('0'), { signal, abandon });
@@ -118,7 +146,7 @@ export function waitInTurn(request: PermitRequest): Promise<Acquired | false> {
     const sentAt = performance.now();
     // The first attempt of a waiter: Redis need not look for it in the queue.
     const first = waiterId !== '' && sent++ === 0;
-    const recheckMs = await scripts.fairAcquire(keys, id, limit, ttlMs, waiterId, waitTimeoutMs, core.publish, first);
+    const recheckMs = await givenBackOnError(scripts.fairAcquire(keys, id, limit, ttlMs, waiterId, waitTimeoutMs, core.publish, first), request);
     return recheckMs === null ? { acquired: true, sentAt } : { acquired: false, recheckMs };
   };
   if (waitMs === 0) return acquireOnce(() => attempt(''), { signal, abandon });

@@ -162,7 +162,8 @@ export class Semaphore implements RSemaphore {
         this.#send(id).catch((error: unknown) => core.events.emit('error', error));
       };
       const left = waitMs === undefined ? undefined : Math.max(0, Math.ceil(deadline - performance.now()));
-      const request: PermitRequest = { core, keys: this.#keys, limit: this.permits, need, id, ttlMs, waitMs: left, signal, abandon };
+      const giveBack = (): Promise<number> => this.#send(id);
+      const request: PermitRequest = { core, keys: this.#keys, limit: this.permits, need, id, ttlMs, waitMs: left, signal, abandon, giveBack };
       const acquired = this.fair ? await waitInTurn(request) : await waitForNotice(request);
       if (acquired === false) return null;
       // A grant answered after its lease ran out (by the holder's clock) may have expired in Redis
