@@ -60,8 +60,8 @@ export abstract class BaseLock extends LockQueries implements RLock {
   }
 
   /** Sends an acquisition attempt (lease `ttlMs`; `took`: it acquired): a lost answer's hold is given back (lost-attempt.ts). */
-  protected requestAttempt<T>(owner: string, ttlMs: number, send: (request: CallRequest) => Promise<T>, took: (reply: T) => boolean): Promise<T> {
-    return sendAttempt((held) => this.request(owner, send, held), took, () => this.abandon(owner), () => this.core.assertOpen(), ttlMs);
+  protected requestAttempt<T>(owner: string, ttlMs: number, send: (request: CallRequest) => Promise<T>, took: (reply: T) => boolean, missed?: () => void): Promise<T> {
+    return sendAttempt((held) => this.request(owner, send, held), took, () => this.abandon(owner), () => this.core.assertOpen(), ttlMs, missed);
   }
 
   /** How the watchdog renews `owner`'s hold of this lock. */

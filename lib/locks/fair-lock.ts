@@ -36,12 +36,13 @@ export class FairLock extends BaseLock implements RFairLock {
     const { core, keys } = this;
     const ttlMs = this.ttlFor(leaseMs);
     const waitTimeoutMs = core.fairLockWaitTimeoutMs;
+    const leave = (waiterId: string): void => void core.scripts.fair.leave(keys, waiterId, core.publish).catch((error: unknown) => core.events.emit('error', error));
     const attempt = (waiterId: string): Promise<FairAttempt> =>
       this.requestAttempt(owner, ttlMs, async (request) => {
         const sentAt = performance.now();
         const recheckMs = await core.scripts.fair.acquire(keys, owner, ttlMs, waiterId, waitTimeoutMs, request);
         return recheckMs === null ? { acquired: true, sentAt } : { acquired: false, recheckMs };
-      }, tookIt);
+      }, tookIt, waiterId === '' ? undefined : () => leave(waiterId));
     const abandon = (): void => this.abandon(owner);
     if (waitMs === 0) return acquireOnce(() => attempt(''), { signal, abandon });
     lastWaiter += 1;
@@ -50,7 +51,7 @@ export class FairLock extends BaseLock implements RFairLock {
       waiterId,
       attempt: () => attempt(waiterId),
       abandon,
-      leave: () => void core.scripts.fair.leave(keys, waiterId, core.publish).catch((error: unknown) => core.events.emit('error', error)),
+      leave: () => leave(waiterId),
       signal,
       waiters: { peek: () => core.waiters.peekFair(keys), get: () => core.waiters.getFair(keys) },
       deadline: waitMs === undefined ? Infinity : performance.now() + waitMs,

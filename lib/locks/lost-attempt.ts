@@ -24,10 +24,11 @@ export type SendHeld<T> = (held: HeldRequest) => Promise<T>;
  * the connection gone, Redis refusing it), Redis may have run it: the caller gets the error at
  * once, and the same request is sent again in the background (answered from the owner's call log
  * if it ran, or run now) until an answer comes or `forMs` has passed (the attempt's lease: its
- * hold is gone by then either way). A hold it made is given back with `undo`, so an acquisition
- * that rejects leaves nothing behind.
+ * hold is gone by then either way). A hold it made is given back with `undo`, and `missed` undoes
+ * what an attempt that did not acquire leaves (a fair waiter's queue place, which the caller left
+ * already and the resend took again), so an acquisition that rejects leaves nothing behind.
  */
-export function sendAttempt<T>(send: SendHeld<T>, took: (reply: T) => boolean, undo: () => void, assertOpen: () => void, forMs: number): Promise<T> {
+export function sendAttempt<T>(send: SendHeld<T>, took: (reply: T) => boolean, undo: () => void, assertOpen: () => void, forMs: number, missed?: () => void): Promise<T> {
   const held = new AttemptRequest();
   let sent: Promise<T>;
   try {
@@ -42,13 +43,21 @@ export function sendAttempt<T>(send: SendHeld<T>, took: (reply: T) => boolean, u
       return reply;
     },
     (error: unknown) => {
-      void settleLost(send, took, undo, assertOpen, held, performance.now() + forMs);
+      void settleLost(send, took, undo, missed, assertOpen, held, performance.now() + forMs);
       throw error;
     },
   );
 }
 
-async function settleLost<T>(send: SendHeld<T>, took: (reply: T) => boolean, undo: () => void, assertOpen: () => void, held: AttemptRequest, until: number): Promise<void> {
+async function settleLost<T>(
+  send: SendHeld<T>,
+  took: (reply: T) => boolean,
+  undo: () => void,
+  missed: (() => void) | undefined,
+  assertOpen: () => void,
+  held: AttemptRequest,
+  until: number,
+): Promise<void> {
   let pauseMs = RETRY_FIRST_MS;
   try {
     for (;;) {
@@ -68,6 +77,7 @@ async function settleLost<T>(send: SendHeld<T>, took: (reply: T) => boolean, und
       }
       // Its hold has no Lease: the caller was told the attempt failed.
       if (took(reply)) undo();
+      else missed?.();
       return;
     }
   } finally {
