@@ -174,7 +174,10 @@ function settle(core: HoldDesk, name: string, hold: Hold, left: HoldsLeft): numb
   if (!holds.isCurrent(hold)) return left;
   holds.answered(hold, left);
   if (left === 0) {
-    holds.end(hold);
+    // Another release of the hold still waits for its answer (Redis applied it, or this one would
+    // not have freed the lock): the record stays (`released`) so that its retry is answered and the
+    // owner's next acquisition waits for it; it ends once collected, or with its lease.
+    if (!(hold.releases?.length ?? 0) && !(hold.unlockRetries?.length ?? 0)) holds.end(hold);
     if (!hold.quiet) core.events.emit('released', { name, owner: hold.owner, heldMs: performance.now() - hold.since });
   }
   // Holds left in Redis while the client counted none (an acquisition of the owner that came in
@@ -217,7 +220,8 @@ async function retryUntilAnswered(core: HoldDesk, name: string, hold: Hold, send
       // A foreground try of the same request got the answer first.
       if (pending.left !== undefined) return;
       pending.left = left;
-      if (!core.holds.isCurrent(hold)) return;
+      // Another release's answer freed the lock already: this older answer changes no count.
+      if (!core.holds.isCurrent(hold) || hold.state === 'released') return;
       // Kept (`released`, count 0) until its lease is over or a retried release collects the answer.
       core.holds.answered(hold, left === ScriptStatus.NotHeld ? 0 : left);
       // Holds left that the client did not count are not renewed (see settle).

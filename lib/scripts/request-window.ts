@@ -121,7 +121,11 @@ class Request implements WindowRequest {
   }
 
   close(): void {
-    if (this.#closed) return;
+    if (this.#closed) {
+      // A call sent once closes when its copy settles; one never sent ends here.
+      this.#end();
+      return;
+    }
     this.#closed = true;
     if (this.#state === 'waiting') {
       this.#move('abandoned');

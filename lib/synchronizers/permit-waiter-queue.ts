@@ -119,9 +119,18 @@ export class PermitWaiterQueue extends WakeChannel {
     // What no local waiter can use goes back at once, for other clients.
     const nobody = this.closed || this.#waiters.size === 0;
     this.#hooks.passWake(budget, nobody);
-    // Nothing here could use it, though waiters wait: a stale need hint sent it here, and the
-    // longest sleeper asks again (and registers its real need).
-    if (budget === offered && !nobody) this.wakeLongestSleeper();
+    // Nothing here could use it, though waiters wait: a stale need hint sent it here (or a share
+    // came back from a waiter that left). The wake-up took this client off the waiter set, and a
+    // waiter busy asking Redis may have registered before it: its answer, still on its way, puts
+    // it to sleep unregistered. So every waiter without a share asks again, sleepers now, busy
+    // ones at their next sleep (which ends at once), and registers its real need.
+    if (budget === offered && !nobody) {
+      for (const waiter of this.#waiters.values()) {
+        if (waiter.promised > 0) continue;
+        if (waiter.sleeper) waiter.sleeper.wake('notice');
+        else waiter.noticed = true;
+      }
+    }
   }
 
   sleep(id: symbol, ms: number, signal?: AbortSignal): Promise<WakeReason> {
