@@ -22,7 +22,7 @@ import { KINDS, lockOf, type Kind } from '../helpers/lock-kinds.js';
 const LEASE_MS = 20_000;
 /** How soon what a failed acquisition left must be gone. */
 const BOUND_MS = 2_000;
-/** How long a fair lock stays held after a waiter's call failed. */
+/** How long the holder keeps a fair lock (or the permit) after a waiter's call failed. */
 const HELD_AFTER_MS = 500;
 /** A reply slower than a single attempt waits: the attempt gives up before the loss. */
 const SLOWER_THAN_SINGLE_MS = SINGLE_ATTEMPT_MS + 500;
