@@ -8,20 +8,30 @@ import type { Kind } from './args.js';
 import type { FaultRecord, TaggedEvent } from './faults.js';
 import type { HoldMode } from './events.js';
 import { TIMING, type ServerId } from './schedule.js';
-import { SINGLE_ATTEMPT_MS } from '../../lib/options.js';
+import { HOLD_DRIFT_FACTOR, HOLD_DRIFT_MS, SINGLE_ATTEMPT_MS } from '../../lib/options.js';
 import { checkSemaphores, type SemaphoreStats } from './semaphore-check.js';
 import { checkObservers, type Observation, type ObserverStats } from './election-checks.js';
+import { checkReleases, newReleaseStats, type CountCheck, type QueryEvent, type ReleaseAnswer, type ReleaseStats } from './release-checks.js';
 
 /** A frozen (SIGSTOPped) worker's hold that ends this soon after it wakes ended when it froze, ms. */
 export const WAKE_MARGIN_MS = 500;
 /** A wait may end this much after its budget (event-loop lag on a shared machine), ms. */
 export const WAIT_MARGIN_MS = 250;
+/**
+ * rlock's background retries of a release pause at most 1 s: after this long with no fault on the
+ * client's way to Redis, one got through, ms.
+ */
+export const QUIET_MS = 2_000;
+/** A deferred owner check is made this long before the owner's lease could end, at the latest, ms. */
+const QUIET_LEASE_MARGIN_MS = 300;
 /** A lock whose holder is gone must be free within its lease plus this, ms. */
 export const STUCK_MARGIN_MS = 1_000;
 /** How long a stuck lock is watched, to tell how it ends, ms. */
 const STUCK_FOLLOW_MS = 10_000;
 
 const clock = (): number => performance.timeOrigin + performance.now();
+/** How much earlier than Redis the holder's clock ends a hold (lib/holding/hold.ts holdDrift). */
+const holdDrift = (ttl: number): number => ttl * HOLD_DRIFT_FACTOR + HOLD_DRIFT_MS;
 /** A hold told `lost` this soon after its acquisition resolved was lost before it began, ms. */
 export const LATE_GRANT_MS = 50;
 
@@ -44,6 +54,8 @@ export interface Hold {
   readonly token: number | undefined;
   /** Semaphores: how many permits it has. */
   readonly permits?: number;
+  /** Taken with a maxHoldTime. */
+  readonly capped?: boolean;
   /** The holder stopped believing it holds: it called release, was told `lost`, handed it off, or died. */
   end: number | undefined;
   endKind: 'release' | 'lost' | 'handed-off' | 'killed' | 'exit' | undefined;
@@ -70,6 +82,9 @@ export type ViolationKind =
   | 'leftover-key'
   | 'missed-wake'
   | 'observer-order'
+  | 'not-held'
+  | 'owner-count'
+  | 'hand-off-query'
   | 'worker';
 
 export interface Violation {
@@ -115,6 +130,9 @@ export interface CheckStats {
  */
 export type HeldProbe = (kind: Kind, name: string, owner: string) => Promise<string | false | undefined>;
 
+/** How many holds `owner` has of lock `name` in Redis (0 when none); undefined when it could not be asked. */
+export type CountProbe = (kind: Kind, name: string, owner: string) => Promise<number | undefined>;
+
 /** Which servers a kind's locks live on. */
 export function serversOf(kind: Kind): readonly ServerId[] {
   return kind === 'redlock' ? [0, 1, 2, 3, 4] : ['main'];
@@ -159,7 +177,17 @@ export class Checker {
   /** Writes the resource refused (a token lower than one it had seen). */
   readonly #refused: { hold: string; t: number; token: number; name: string }[] = [];
   readonly #probe: HeldProbe;
+  readonly #count: CountProbe | undefined;
   readonly #log: readonly FaultRecord[];
+  /** Every answer to each hold's release() (the first call and its retries), the owner counts, the queries after hand-offs. */
+  readonly #answers = new Map<string, ReleaseAnswer[]>();
+  readonly #counts: CountCheck[] = [];
+  readonly #queries: { worker: number; event: QueryEvent }[] = [];
+  /** Worker incarnations gone (killed or exited); when the run began stopping its workers. */
+  readonly #gone = new Set<string>();
+  #stoppingAt = Infinity;
+  /** What the release checks counted (release-checks.ts). */
+  readonly releaseStats: ReleaseStats = newReleaseStats();
   /** Open holds per owner (re-entries share an owner); the lock is probed when the last one ends. */
   readonly #owners = new Map<string, { open: number; ttl: number; kind: Kind; names: Set<string> }>();
   /**
@@ -168,19 +196,22 @@ export class Checker {
    */
   readonly #handOffs = new Map<string, { worker: number; incarnation: number }>();
   /** Each owner's latest re-entry call: when it was made, and the lease it asked for. */
-  readonly #attempts = new Map<string, { t: number; ttl: number }>();
+  readonly #attempts = new Map<string, { t: number; ttl: number; waitMs: number }>();
   readonly #probes = new Set<Promise<void>>();
   readonly #timers = new Set<NodeJS.Timeout>();
+  /** The stuck probe's timer of each owner whose last hold ended. */
+  readonly #stuckTimers = new Map<string, NodeJS.Timeout>();
   readonly #waits: Extract<TaggedEvent['event'], { type: 'wait' }>[] = [];
   readonly #waitWorker = new Map<object, number>();
   /** What the election observers saw (election-checks.ts), and what their check counted. */
   readonly observations: Observation[] = [];
   observerStats: ObserverStats | undefined;
 
-  /** `log`: the fault log, read live (token epochs). */
-  constructor(probe: HeldProbe, log: readonly FaultRecord[]) {
+  /** `log`: the fault log, read live (token epochs); `count`: for the owner counts (none: not checked). */
+  constructor(probe: HeldProbe, log: readonly FaultRecord[], count?: CountProbe) {
     this.#probe = probe;
     this.#log = log;
+    this.#count = count;
   }
 
   /** Restarts of the main server without persistence that had stopped it by `t`: the token counter's epoch. */
@@ -214,6 +245,7 @@ export class Checker {
           adoptedFrom: event.adoptedFrom,
           token: event.token,
           permits: event.permits,
+          capped: event.capped,
           end: undefined,
           endKind: undefined,
         };
@@ -253,6 +285,7 @@ export class Checker {
         return;
       }
       case 'released': {
+        this.#answer(event.hold, { n: 1, t0: event.t0, t: event.t, ok: event.ok, error: event.error, aborted: event.aborted ?? false });
         const hold = this.holds.get(event.hold);
         if (!hold) return;
         hold.releaseOk = event.ok;
@@ -297,7 +330,7 @@ export class Checker {
         return;
       case 'attempt': {
         // The call may run in Redis whatever the worker hears: its lease bounds the key's life too.
-        this.#attempts.set(event.owner, { t: event.t, ttl: event.ttl });
+        this.#attempts.set(event.owner, { t: event.t, ttl: event.ttl, waitMs: event.waitMs ?? 0 });
         const owner = this.#owners.get(event.owner);
         if (owner) owner.ttl = Math.max(owner.ttl, event.ttl);
         return;
@@ -305,10 +338,103 @@ export class Checker {
       case 'observed':
         this.observations.push(event);
         return;
+      case 'retried':
+        this.releaseStats.releaseRetries += 1;
+        if (event.ok) this.releaseStats.releaseRetriesOk += 1;
+        this.#answer(event.hold, { n: event.n, t0: event.t0, t: event.t, ok: event.ok, error: event.error, aborted: event.aborted });
+        return;
+      case 'owner-count':
+        this.#askCount({ worker, event }, incarnation);
+        return;
+      case 'query':
+        this.#queries.push({ worker, event });
+        return;
       case 'ready':
       case 'done':
         return;
     }
+  }
+
+  #answer(hold: string, answer: ReleaseAnswer): void {
+    const list = this.#answers.get(hold) ?? [];
+    list.push(answer);
+    this.#answers.set(hold, list);
+  }
+
+  /**
+   * Asks Redis what it has for the owner (release-checks.ts judges the answer at the end): at
+   * once, or, when releases were left to rlock's background retries, at the first quiet moment
+   * within the lease.
+   */
+  #askCount(check: CountCheck, incarnation: number): void {
+    const { kind, names, owner, final, unanswered } = check.event;
+    if (!final && !this.#count) return;
+    this.#counts.push(check);
+    const asked = (async (): Promise<void> => {
+      if (final && unanswered > 0 && !(await this.#quietMoment(check, incarnation))) return;
+      if (final) {
+        const held: (string | false | undefined)[] = [];
+        for (const name of names) held.push(await this.#probe(kind, name, owner));
+        if (held.includes(undefined)) return;
+        const still = held.filter((h) => h !== false);
+        check.held = still.length > 0 ? still.join('; ') : false;
+      } else {
+        const count = await this.#count!(kind, names[0]!, owner);
+        if (count === undefined) return;
+        check.count = count;
+      }
+      check.answeredAt = clock();
+      if (final && unanswered === 0) this.#probedAlready(owner);
+      // Past the lease, Redis lets the holds go on its own: nothing left to judge.
+      if (check.quietSince !== undefined && check.answeredAt > this.#leaseStands(owner)) check.answeredAt = undefined;
+    })();
+    this.#probes.add(asked);
+    void asked.finally(() => this.#probes.delete(asked));
+  }
+
+  /** Until when rlock keeps retrying the owner's releases (and Redis keeps its holds): its leases, by the holder's clock, less a margin. */
+  #leaseStands(owner: string): number {
+    let end = -Infinity;
+    for (const hold of this.holds.values()) {
+      if (hold.owner === owner) end = Math.max(end, hold.t0 + hold.ttl - holdDrift(hold.ttl) - QUIET_LEASE_MARGIN_MS);
+    }
+    return end;
+  }
+
+  /**
+   * Waits (bounded by the owner's lease) for a moment when rlock's background retries of the
+   * owner's rejected releases must have got through: no fault for QUIET_MS on the operation's
+   * client's proxy to the main server, its worker or the main server (a refusal included). False
+   * if none came in time, the worker is gone (its retries with it) or the run is stopping.
+   */
+  async #quietMoment(check: CountCheck, incarnation: number): Promise<boolean> {
+    const { worker } = check;
+    const { client, acl, t } = check.event;
+    const until = this.#leaseStands(check.event.owner);
+    const hits = (r: FaultRecord): boolean => {
+      const f = r.fault;
+      if ('proxies' in f) return f.proxies.some((p) => p.worker === worker && p.client === client && p.server === 'main');
+      if ('worker' in f) return f.worker === worker;
+      // Scripts refused only to the ACL user.
+      return f.server === 'main' && (acl || f.type !== 'refuse-scripts');
+    };
+    for (;;) {
+      const now = clock();
+      if (now >= until || now >= this.#stoppingAt || this.#gone.has(`${worker}#${incarnation}`)) return false;
+      // A swallow stays armed until the calls it catches come: it may hit a retry a while after it was set.
+      const end = (r: FaultRecord): number => (r.end ?? Infinity) + (r.fault.type === 'swallow' ? QUIET_MS : 0);
+      const quiet = !this.#log.some((r) => !r.error && hits(r) && r.start < now && end(r) > now - QUIET_MS);
+      if (quiet && now - t >= QUIET_MS) {
+        check.quietSince = now - QUIET_MS;
+        return true;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  /** The run stops its workers now: they close their clients, which ends rlock's background retries. */
+  stopping(): void {
+    this.#stoppingAt = clock();
   }
 
   /** A hand-off of `owner`'s hold is over (adopted, failed, or its worker died): the handle no longer keeps the owner. */
@@ -319,6 +445,7 @@ export class Checker {
 
   /** A worker incarnation is gone (killed, or exited at the end): its open holds end at `t`. */
   workerGone(worker: number, incarnation: number, t: number, how: 'killed' | 'exit'): void {
+    this.#gone.add(`${worker}#${incarnation}`);
     for (const [owner, carrier] of [...this.#handOffs]) {
       if (carrier.worker === worker && carrier.incarnation === incarnation) this.#handOffDone(owner, t);
     }
@@ -360,24 +487,50 @@ export class Checker {
     owner.open -= 1;
     if (owner.open > 0) return;
     this.#owners.delete(ownerId);
-    // The owner holds nothing any more: within its lease (+ margin) Redis must agree.
-    const due = Math.max(0, t + owner.ttl + STUCK_MARGIN_MS - (performance.timeOrigin + performance.now()));
+    // The owner holds nothing any more: within its lease (+ margin) Redis must agree. An owner
+    // with a long lease (burst.ts) is asked first as early as any other, and again at its lease's
+    // end only if it still held the lock then.
+    const due = Math.max(0, t + Math.min(owner.ttl, TIMING.maxTtl) + STUCK_MARGIN_MS - (performance.timeOrigin + performance.now()));
     const timer = setTimeout(() => {
       this.#timers.delete(timer);
+      this.#stuckTimers.delete(ownerId);
       const probe = this.#probeOwner(ownerId, owner.kind, [...owner.names], t, owner.ttl);
       this.#probes.add(probe);
       void probe.finally(() => this.#probes.delete(probe));
     }, due);
     this.#timers.add(timer);
+    this.#stuckTimers.set(ownerId, timer);
+  }
+
+  /**
+   * Redis was asked, once every call of the owner was answered and every release resolved,
+   * whether it still holds the owner (owner-count, final): the stuck probe due later could find
+   * nothing more (no call of the owner is left to change the lock), so it is not waited for.
+   */
+  #probedAlready(ownerId: string): void {
+    const timer = this.#stuckTimers.get(ownerId);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.#timers.delete(timer);
+    this.#stuckTimers.delete(ownerId);
   }
 
   async #probeOwner(owner: string, kind: Kind, names: string[], endedAt: number, ttl: number): Promise<void> {
     for (const name of names) {
       let held = await this.#probeAgain(kind, name, owner);
+      const leaseEnd = endedAt + ttl + STUCK_MARGIN_MS - clock();
+      if (held !== false && held !== undefined && leaseEnd > 0) {
+        await new Promise((resolve) => setTimeout(resolve, leaseEnd));
+        held = await this.#probeAgain(kind, name, owner);
+      }
       // A re-entry called after the hold ended (one the worker never heard back from) holds it
-      // for its own lease: ask again once that has run out too.
+      // for its own lease: ask again once that has run out too. An attempt whose answer was lost
+      // or refused is sent again in the background for up to its lease after its wait ended: a
+      // hold it made then (given back at once, but the lease it set on the key stays) counts too.
       const attempt = this.#attempts.get(owner);
-      const due = attempt ? Math.max(endedAt, attempt.t) + attempt.ttl + STUCK_MARGIN_MS - (performance.timeOrigin + performance.now()) : 0;
+      const due = attempt
+        ? Math.max(endedAt, attempt.t + attempt.waitMs + attempt.ttl) + attempt.ttl + STUCK_MARGIN_MS - (performance.timeOrigin + performance.now())
+        : 0;
       if (held !== false && held !== undefined && due > 0) {
         await new Promise((resolve) => setTimeout(resolve, due));
         held = await this.#probeAgain(kind, name, owner);
@@ -410,7 +563,7 @@ export class Checker {
   /** Waits for the probes still due (bounded by the longest lease). */
   async drainProbes(): Promise<void> {
     // A probe may be asked again once a late re-entry's lease ran out too.
-    const deadline = Date.now() + 2 * (TIMING.maxTtl + STUCK_MARGIN_MS) + STUCK_FOLLOW_MS + 8_000;
+    const deadline = Date.now() + 3 * (TIMING.longLeaseMax + STUCK_MARGIN_MS) + STUCK_FOLLOW_MS + 8_000;
     while ((this.#timers.size > 0 || this.#probes.size > 0) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -429,6 +582,7 @@ export class Checker {
     this.#checkRefusedWrites();
     this.semaphores = checkSemaphores(this.holds.values(), this.events, log, this.violations);
     this.observerStats = checkObservers(this.observations, this.holds, log, this.violations);
+    checkReleases(this.holds, this.#answers, this.#counts, this.#queries, log, this.violations, this.releaseStats);
   }
 
   /**

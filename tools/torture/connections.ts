@@ -3,6 +3,7 @@ import { Redis as ValkeyRedis } from 'iovalkey';
 import { createClient } from 'redis';
 import type { RedisConnection } from '../../lib/index.js';
 import type { TortureClient } from './args.js';
+import type { ClientSetup } from './events.js';
 
 /** A worker's connection through a fault proxy, on the client the run was asked for. */
 export interface TortureConnection {
@@ -28,10 +29,19 @@ const bounded = (ping: Promise<unknown>): Promise<void> =>
     });
   });
 
-/** Reconnects quickly, retries calls a dropped connection left unanswered: as an application configures it. */
-export function openConnection(client: TortureClient, url: string): TortureConnection {
+/**
+ * Reconnects quickly and, as an application configures it, resends calls a dropped connection
+ * left unanswered; with `setup.ownRetries` such calls fail at once instead (ioredis
+ * `maxRetriesPerRequest: 0`, node-redis `disableOfflineQueue`), and rlock retries a release
+ * itself. `url` carries the ACL user's credentials when the client connects as that user.
+ */
+export function openConnection(client: TortureClient, url: string, setup: ClientSetup): TortureConnection {
   if (client === 'node-redis') {
-    const conn = createClient({ url, socket: { reconnectStrategy: (retries) => Math.min(25 * (retries + 1), 300) } });
+    const conn = createClient({
+      url,
+      socket: { reconnectStrategy: (retries) => Math.min(25 * (retries + 1), 300) },
+      ...(setup.ownRetries ? { disableOfflineQueue: true } : {}),
+    });
     conn.on('error', () => undefined);
     const connecting = conn.connect().catch(() => undefined);
     return {
@@ -41,7 +51,7 @@ export function openConnection(client: TortureClient, url: string): TortureConne
     };
   }
   const Ctor = client === 'iovalkey' ? ValkeyRedis : IoRedis;
-  const conn = new Ctor(url, { retryStrategy: (times: number) => Math.min(25 * times, 300), maxRetriesPerRequest: 20 });
+  const conn = new Ctor(url, { retryStrategy: (times: number) => Math.min(25 * times, 300), maxRetriesPerRequest: setup.ownRetries ? 0 : 20 });
   conn.on('error', () => undefined);
   return {
     connection: conn,

@@ -9,6 +9,21 @@ export function now(): number {
 /** How a hold takes its lock: exclusively, or as a read (shared with other reads) or write side of a read-write lock. */
 export type HoldMode = 'excl' | 'read' | 'write';
 
+/**
+ * How one LockClient of a worker connects, drawn per worker and client from the run's seed
+ * (schedule.ts clientSetups): the same for every incarnation of the worker.
+ */
+export interface ClientSetup {
+  /**
+   * rlock's own retries: a call whose connection dropped fails at once (ioredis and iovalkey
+   * `maxRetriesPerRequest: 0`, node-redis `disableOfflineQueue`), so a release whose reply was
+   * lost is retried by rlock in the background, and by the worker calling release() again.
+   */
+  readonly ownRetries: boolean;
+  /** Connects as the run's ACL user, whose scripts the `refuse-scripts` fault refuses for a while. */
+  readonly acl: boolean;
+}
+
 /** Sent to a worker on start (argv[2], as JSON). */
 export interface WorkerConfig {
   readonly worker: number;
@@ -16,7 +31,7 @@ export interface WorkerConfig {
   readonly seed: number;
   readonly kinds: readonly Kind[];
   /** Per client: the URL of its proxy to the main server (if any kind uses it) and to each RedLock master. */
-  readonly clients: readonly { readonly main: string | undefined; readonly red: readonly string[] }[];
+  readonly clients: readonly { readonly main: string | undefined; readonly red: readonly string[]; readonly setup: ClientSetup }[];
   readonly keyPrefix: string;
   /** The Redis client the LockClients run on. */
   readonly client: TortureClient;
@@ -45,7 +60,7 @@ export type WorkerEvent =
    * since the call may run in Redis (and extend the lock's TTL) even if the worker dies before
    * the answer.
    */
-  | { readonly type: 'attempt'; readonly t: number; readonly names: readonly string[]; readonly owner: string; readonly ttl: number }
+  | { readonly type: 'attempt'; readonly t: number; readonly names: readonly string[]; readonly owner: string; readonly ttl: number; readonly waitMs?: number }
   /** An acquisition resolved: hold `hold` of owner `owner` begins (a re-entry when `reentry`). */
   | {
       readonly type: 'acquired';
@@ -67,6 +82,8 @@ export type WorkerEvent =
       readonly token?: number;
       /** Semaphores: how many permits the hold has. */
       readonly permits?: number;
+      /** Taken with a maxHoldTime: the client may let go of it at the cap. */
+      readonly capped?: boolean;
     }
   /**
    * The holder called the hold's release (sent before it waits for the answer): it stops holding
@@ -81,6 +98,50 @@ export type WorkerEvent =
       readonly hold: string;
       readonly ok: boolean;
       readonly error?: string;
+      /** The Lease's signal had aborted (its holder was told it lost the lock) when the answer came. */
+      readonly aborted?: boolean;
+    }
+  /** The holder called release() again (try `n`, from 2) after the call before rejected; answered at t. */
+  | {
+      readonly type: 'retried';
+      readonly t: number;
+      readonly t0: number;
+      readonly hold: string;
+      readonly n: number;
+      readonly ok: boolean;
+      readonly error?: string;
+      readonly aborted: boolean;
+    }
+  /**
+   * What an owner holds by its own account, for the parent to compare with Redis at once: `live`
+   * Leases (acquired, no release called, not told lost). `final`: every Lease of its operation
+   * was released (none lost, no acquisition failed), so Redis must hold nothing for the owner: at
+   * once when each release resolved; when `unanswered` of them rejected (even when called again),
+   * once rlock's background retries of them had a quiet moment to get through, within the lease.
+   */
+  | {
+      readonly type: 'owner-count';
+      readonly t: number;
+      readonly op: string;
+      /** The worker's client the operation ran on (its proxies, for the quiet moment), and whether it connects as the ACL user. */
+      readonly client: number;
+      readonly acl: boolean;
+      readonly owner: string;
+      readonly kind: Kind;
+      readonly names: readonly string[];
+      readonly live: number;
+      readonly final: boolean;
+      readonly unanswered: number;
+    }
+  /** After a successful hand-off, the handing-off context asked the lock whether it holds it (`adopted`: after the adoption too). */
+  | {
+      readonly type: 'query';
+      readonly t: number;
+      readonly hold: string;
+      readonly owner: string;
+      readonly adopted: boolean;
+      readonly held: boolean;
+      readonly count: number;
     }
   /**
    * A hand-off of the hold is asked for (sent before the call): its owner may live on in another

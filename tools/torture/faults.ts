@@ -8,11 +8,12 @@ import { once } from 'node:events';
 import { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { startFaultProxy, type FaultProxy } from '../fault-proxy.js';
 import { spawnRedis, type SpawnedRedis } from '../redis-server.js';
 import type { Kind, TortureClient } from './args.js';
-import { now, type WorkerConfig, type WorkerEvent } from './events.js';
-import { workerSeed, type Fault, type ProxyTarget, type ServerId } from './schedule.js';
+import { now, type ClientSetup, type WorkerConfig, type WorkerEvent } from './events.js';
+import { clientSetups, workerSeed, type Fault, type ProxyTarget, type ServerId } from './schedule.js';
 
 const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url));
 
@@ -59,6 +60,20 @@ interface WorkerSlot {
 
 export const proxyKey = (p: ProxyTarget): string => `${p.worker}/${p.client}/${p.server}`;
 
+/**
+ * The ACL user some clients connect as (ClientSetup.acl): every command, key and channel. Each
+ * server is started with it (so a restart brings it back, scripts allowed); the
+ * `refuse-scripts` fault takes its scripts away for a while.
+ */
+export const ACL_USER = 'torture';
+const ACL_PASSWORD = 'torture-pw';
+const ACL_ARGS = ['--user', ACL_USER, 'on', `>${ACL_PASSWORD}`, '~*', '&*', '+@all'];
+
+/** `url` (`redis://127.0.0.1:<port>`) with the ACL user's credentials. */
+function asAclUser(url: string): string {
+  return url.replace('redis://', `redis://${ACL_USER}:${ACL_PASSWORD}@`);
+}
+
 /** The server names of a run: `main` for every kind but RedLock, five masters for RedLock. */
 export function serversFor(kinds: readonly Kind[]): ServerId[] {
   return [...(kinds.some((kind) => kind !== 'redlock') ? ['main' as const] : []), ...(kinds.includes('redlock') ? [0, 1, 2, 3, 4] : [])];
@@ -83,7 +98,11 @@ export class Rig {
   readonly log: FaultRecord[];
   /** Unexpected worker exits (a crash is a finding, not a fault). */
   readonly crashes: string[] = [];
+  /** How each worker's clients connect, from the seed. */
+  readonly setups: ClientSetup[][];
   readonly #options: RigOptions;
+  /** Connections to the servers for the refusals (as the default user). */
+  readonly #admins = new Map<ServerId, Redis>();
   readonly #workers: WorkerSlot[] = [];
   readonly #pending = new Set<Promise<void>>();
   #closing = false;
@@ -91,6 +110,7 @@ export class Rig {
   constructor(options: RigOptions) {
     this.#options = options;
     this.log = options.log;
+    this.setups = clientSetups(options.seed, options.processes, options.clients);
   }
 
   get serverIds(): ServerId[] {
@@ -102,7 +122,7 @@ export class Rig {
     // AOF with fsync on every write, so a crash (SIGKILL) loses nothing that was confirmed; a
     // restart without persistence is a stop(), which deletes the server's directory.
     const persistence = ['--appendonly', 'yes', '--appendfsync', 'always'];
-    for (const id of serversFor(kinds)) this.servers.set(id, await spawnRedis(persistence));
+    for (const id of serversFor(kinds)) this.servers.set(id, await spawnRedis([...persistence, ...ACL_ARGS]));
     for (let worker = 0; worker < processes; worker += 1) {
       for (let client = 0; client < clients; client += 1) {
         for (const [server, redis] of this.servers) {
@@ -123,7 +143,10 @@ export class Rig {
     slot.exitExpected = false;
     slot.killedAt = undefined;
     const { seed, kinds, clients, keyPrefix, actorsPerClient, client } = this.#options;
-    const url = (server: ServerId, client: number): string => this.proxies.get(proxyKey({ worker, client, server }))!.url;
+    const url = (server: ServerId, client: number): string => {
+      const plain = this.proxies.get(proxyKey({ worker, client, server }))!.url;
+      return this.setups[worker]![client]!.acl ? asAclUser(plain) : plain;
+    };
     const config: WorkerConfig = {
       worker,
       incarnation: slot.incarnation,
@@ -132,6 +155,7 @@ export class Rig {
       clients: Array.from({ length: clients }, (_, client) => ({
         main: this.servers.has('main') ? url('main', client) : undefined,
         red: this.serverIds.filter((id) => id !== 'main').map((id) => url(id, client)),
+        setup: this.setups[worker]![client]!,
       })),
       keyPrefix,
       client,
@@ -243,6 +267,41 @@ export class Rig {
         await server.start();
         return;
       }
+      case 'refuse-scripts':
+        await this.#scripts(fault.server, false);
+        try {
+          await sleep(fault.duration);
+        } finally {
+          await this.#allowScripts(fault.server);
+          record.end = now();
+        }
+        return;
+    }
+  }
+
+  /** Takes the ACL user's scripts away on `server`, or gives them back. */
+  async #scripts(server: ServerId, allow: boolean): Promise<void> {
+    let admin = this.#admins.get(server);
+    if (!admin) {
+      admin = new Redis(this.servers.get(server)!.url, { maxRetriesPerRequest: 1, retryStrategy: () => 100 });
+      admin.on('error', () => undefined);
+      this.#admins.set(server, admin);
+    }
+    await admin.call('ACL', 'SETUSER', ACL_USER, allow ? '+@scripting' : '-@scripting');
+  }
+
+  /**
+   * Scripts allowed again, however long it takes to say so (bounded): a server restarted
+   * meanwhile came back with them allowed, one down now will.
+   */
+  async #allowScripts(server: ServerId): Promise<void> {
+    for (let tries = 0; tries < 20; tries += 1) {
+      try {
+        await this.#scripts(server, true);
+        return;
+      } catch {
+        await sleep(250);
+      }
     }
   }
 
@@ -253,6 +312,7 @@ export class Rig {
       proxy.latency({});
       proxy.heal();
     }
+    for (const server of this.servers.keys()) await this.#allowScripts(server);
   }
 
   /** Asks every worker to stop; kills those that do not finish within `timeoutMs`. */
@@ -283,6 +343,7 @@ export class Rig {
         await slot.done;
       }
     }
+    for (const admin of this.#admins.values()) admin.disconnect();
     for (const proxy of this.proxies.values()) await proxy.close();
     for (const server of this.servers.values()) await server.stop();
   }

@@ -15,8 +15,8 @@ import { Rig, serversFor, type FaultRecord } from './faults.js';
 import { report } from './report.js';
 import { makeSchedule, TIMING, type ServerId } from './schedule.js';
 
-/** How long the end of the run waits for keys with a TTL to go, ms. */
-const SETTLE_MS = TIMING.maxTtl + TIMING.fairLockWaitTimeout + 6_000;
+/** How long the end of the run waits for keys with a TTL to go, ms (a wide burst's long lease included). */
+const SETTLE_MS = TIMING.longLeaseMax + TIMING.fairLockWaitTimeout + 6_000;
 
 let args;
 try {
@@ -68,6 +68,16 @@ async function stillHeld(kind: Kind, name: string, owner: string): Promise<strin
   }
 }
 
+/** How many holds `owner` has of a plain, fair or fenced lock (its hash field), asked at once; undefined if Redis could not be asked. */
+async function holdCount(kind: Kind, name: string, owner: string): Promise<number | undefined> {
+  try {
+    const count = await admins.get(serversOf(kind)[0]!)!.hget(lockKey(name), owner);
+    return count === null ? 0 : Number(count);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A permit is held while its member's lease has not ended (a dead holder's member stays until pruned). */
 async function semaphoreHeld(admin: Redis, key: string, owner: string): Promise<string | undefined> {
   const [score, [seconds, micros]] = await Promise.all([admin.zscore(key, owner), admin.time()]);
@@ -97,7 +107,7 @@ async function leftoverKeys(): Promise<string[]> {
 }
 
 const log: FaultRecord[] = [];
-const checker = new Checker(stillHeld, log);
+const checker = new Checker(stillHeld, log, holdCount);
 const rig = new Rig({
   log,
   seed: args.seed,
@@ -130,6 +140,7 @@ try {
   const end = origin + args.seconds * 1_000;
   while (now() < end && !interrupted) await sleep(Math.min(250, end - now()));
   for (const timer of timers) clearTimeout(timer);
+  checker.stopping();
   await rig.quiesce();
   await rig.stopWorkers(20_000);
   await checker.drainProbes();
@@ -149,7 +160,7 @@ try {
     eventsFile = join(tmpdir(), `torture-${args.seed}-${process.pid}-events.jsonl`);
     await writeFile(eventsFile, checker.events.map((e) => JSON.stringify({ ...e, at: e.event.t - origin })).join('\n') + '\n');
   }
-  exitCode = report(args, checker, rig.log, origin, extra, eventsFile);
+  exitCode = report(args, checker, rig.log, origin, extra, eventsFile, rig.setups);
   if (interrupted) exitCode = 1;
 } finally {
   for (const timer of timers) clearTimeout(timer);

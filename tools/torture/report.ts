@@ -2,6 +2,7 @@
 import type { TortureArgs } from './args.js';
 import type { Checker, Violation } from './checker.js';
 import type { FaultRecord, TaggedEvent } from './faults.js';
+import type { ClientSetup } from './events.js';
 import { describeFault, FAULT_TYPES, type FaultType } from './schedule.js';
 
 /** Violations printed in full (with their trace); the others are counted. */
@@ -32,7 +33,13 @@ function describeEvent(tagged: TaggedEvent, origin: number): string {
     case 'release':
       return `${at(e.t)} ${who} release called hold=${e.hold}`;
     case 'released':
-      return `${at(e.t)} ${who} release hold=${e.hold} ${e.ok ? 'ok' : `FAILED ${e.error}`} (called ${at(e.t0)})`;
+      return `${at(e.t)} ${who} release hold=${e.hold} ${e.ok ? 'ok' : `FAILED ${e.error}`} (called ${at(e.t0)})${e.aborted ? ' (Lease aborted)' : ''}`;
+    case 'retried':
+      return `${at(e.t)} ${who} release again (try ${e.n}) hold=${e.hold} ${e.ok ? 'ok' : `FAILED ${e.error}`} (called ${at(e.t0)})${e.aborted ? ' (Lease aborted)' : ''}`;
+    case 'owner-count':
+      return `${at(e.t)} ${who} ${e.final ? 'every Lease released' : `${e.live} Lease(s) live`} owner=${e.owner} op=${e.op}`;
+    case 'query':
+      return `${at(e.t)} ${who} after the hand-off of hold=${e.hold}${e.adopted ? ' and its adoption' : ''}: isHeldByCurrentOwner ${e.held}, getHoldCount ${e.count}`;
     case 'lost':
       return `${at(e.t)} ${who} LOST hold=${e.hold} (${e.reason})`;
     case 'handoff':
@@ -58,7 +65,7 @@ function eventTime(tagged: TaggedEvent): number {
 
 function eventNames(tagged: TaggedEvent): readonly string[] {
   const e = tagged.event;
-  if (e.type === 'acquired' || e.type === 'wait' || e.type === 'attempt') return e.names;
+  if (e.type === 'acquired' || e.type === 'wait' || e.type === 'attempt' || e.type === 'owner-count') return e.names;
   if (e.type === 'write' || e.type === 'observed') return [e.name];
   return [];
 }
@@ -76,6 +83,8 @@ function trace(violation: Violation, checker: Checker, log: readonly FaultRecord
       const t = eventTime(tagged);
       if (t < from || t > to) return false;
       const e = tagged.event;
+      // The owner counts are for the parent: the releases around them tell the story.
+      if (e.type === 'owner-count') return false;
       if (violation.name === undefined) return true;
       if ('hold' in e && holds.has(e.hold)) return true;
       return eventNames(tagged).includes(violation.name);
@@ -97,6 +106,7 @@ export function report(
   origin: number,
   extra: readonly Violation[],
   eventsFile?: string,
+  setups: readonly (readonly ClientSetup[])[] = [],
 ): number {
   const violations = [...checker.violations, ...extra];
   const counts = faultCounts(log);
@@ -114,6 +124,14 @@ export function report(
       `fenced-writes=${s.writes} (fenced off ${s.fencedOff}) stuck-probes=${s.probes} cut-by-freeze=${s.cutByFreeze} ` +
       `cut-by-restart=${s.cutByRestart} unanswered-releases=${s.unansweredReleases} ` +
       `(taken by another owner before the worker died: ${s.acquiredDuringUnanswered}) min-lost-lead=${lead}`,
+  );
+  const r = checker.releaseStats;
+  const which = (pick: (setup: ClientSetup) => boolean): string =>
+    setups.flatMap((clients, w) => clients.flatMap((setup, c) => (pick(setup) ? [`w${w}c${c}`] : []))).join(',') || 'none';
+  console.log(
+    `releases: called-again=${r.releaseRetries} (resolved ${r.releaseRetriesOk}) answers-judged=${r.answersJudged} ` +
+      `owner-counts=${r.liveCounts} (every Lease released: ${r.finalCounts}) hand-off-queries=${r.handOffQueries}; ` +
+      `clients with rlock's own retries: ${which((s) => s.ownRetries)}; as the ACL user: ${which((s) => s.acl)}`,
   );
   const sem = checker.semaphores;
   if (sem && sem.holds > 0) {

@@ -4,6 +4,8 @@
  * moments against the same targets. Workers draw their operations from PRNGs seeded from it too.
  */
 
+import type { ClientSetup } from './events.js';
+
 /** sfc32 seeded through splitmix32: small, fast, and good enough for choosing faults. */
 export class Prng {
   #a: number;
@@ -78,8 +80,15 @@ export const TIMING = {
   /** Fixed leases are drawn from [min, max]. */
   leaseMin: 400,
   leaseMax: 2_500,
-  /** The longest any hold lives in Redis without renewal. */
+  /** The longest any hold lives in Redis without renewal (but the long leases below). */
   maxTtl: 2_500,
+  /**
+   * The fixed leases of some bursts wider than the request window (burst.ts): longer than the 5 s
+   * a release waits for its answer, so that a release left waiting for room times out while its
+   * hold still stands.
+   */
+  longLeaseMin: 8_000,
+  longLeaseMax: 12_000,
 } as const;
 
 /** `main`: the server of every kind but RedLock; 0–4: the RedLock masters. */
@@ -101,7 +110,8 @@ export type FaultType =
   | 'sigstop'
   | 'sigkill'
   | 'redis-restart'
-  | 'redis-crash-aof';
+  | 'redis-crash-aof'
+  | 'refuse-scripts';
 
 export const FAULT_TYPES: readonly FaultType[] = [
   'latency',
@@ -113,6 +123,7 @@ export const FAULT_TYPES: readonly FaultType[] = [
   'sigkill',
   'redis-restart',
   'redis-crash-aof',
+  'refuse-scripts',
 ];
 
 export type Fault =
@@ -133,7 +144,13 @@ export type Fault =
    * master then stays down `duration` ms (longer than any lease: a delayed restart). `redis-crash-aof`:
    * SIGKILL and restart from its AOF (appendfsync always), at once.
    */
-  | { type: 'redis-restart' | 'redis-crash-aof'; at: number; duration: number; server: ServerId };
+  | { type: 'redis-restart' | 'redis-crash-aof'; at: number; duration: number; server: ServerId }
+  /**
+   * The server refuses scripts (EVAL, EVALSHA) to the run's ACL user for `duration` ms (NOPERM,
+   * before anything runs), then allows them again: the clients connected as that user
+   * (ClientSetup.acl) get every rlock call refused meanwhile.
+   */
+  | { type: 'refuse-scripts'; at: number; duration: number; server: ServerId };
 
 export interface ScheduleShape {
   readonly seconds: number;
@@ -142,7 +159,10 @@ export interface ScheduleShape {
   readonly servers: readonly ServerId[];
 }
 
-const WEIGHTS: Record<FaultType, number> = {
+/** The faults of the main stream (refusals come from a stream of their own: see makeSchedule). */
+type StreamFault = Exclude<FaultType, 'refuse-scripts'>;
+
+const WEIGHTS: Record<StreamFault, number> = {
   latency: 5,
   'blackhole-short': 4,
   'blackhole-long': 3,
@@ -232,7 +252,67 @@ export function makeSchedule(seed: number, shape: ScheduleShape): Fault[] {
     }
     faults.push(fault);
   }
+  faults.push(...extraFaults(seed, shape, endMs, faults));
+  return faults.sort((a, b) => a.at - b.at);
+}
+
+/** Mean gap between two faults of the second stream, ms. */
+const EXTRA_GAP_MS = 3_000;
+
+/** Whether two faults may not overlap in time: one target, or a worker and one of its proxies. */
+function conflicts(a: Fault, b: Fault): boolean {
+  const proxies = (f: Fault): string[] => ('proxies' in f ? f.proxies.map(proxyKey) : []);
+  const worker = (f: Fault): number | undefined => ('worker' in f ? f.worker : undefined);
+  if (proxies(a).some((key) => proxies(b).includes(key))) return true;
+  if (worker(a) !== undefined && 'proxies' in b && b.proxies.some((p) => p.worker === worker(a))) return true;
+  if (worker(b) !== undefined && 'proxies' in a && a.proxies.some((p) => p.worker === worker(b))) return true;
+  return a.type === 'refuse-scripts' && b.type === 'refuse-scripts' && a.server === b.server;
+}
+
+/**
+ * The second stream, from a PRNG of its own (so the faults above stay what a seed always gave):
+ * refusals of scripts to the ACL user on a server, and silences of one client's proxy to the
+ * main server longer than the 5 s a release waits for its answer, so that a burst's calls waiting
+ * for room in the request window outlast it. None overlaps a fault on the same target, nor a
+ * fault on the worker of a proxy it silences.
+ */
+function extraFaults(seed: number, shape: ScheduleShape, endMs: number, first: readonly Fault[]): Fault[] {
+  const rng = new Prng((seed ^ 0x27d4eb2f) >>> 0);
+  const taken = [...first];
+  const clash = (fault: Fault): boolean =>
+    taken.some((t) => t.at < fault.at + fault.duration + 50 && fault.at < t.at + t.duration + 50 && conflicts(t, fault));
+  const faults: Fault[] = [];
+  const masters = shape.servers.filter((s) => s !== 'main');
+  const hasMain = shape.servers.includes('main');
+  for (let at = 1_000 + rng.int(0, EXTRA_GAP_MS); at < endMs; at += rng.int(EXTRA_GAP_MS / 2, (EXTRA_GAP_MS * 3) / 2)) {
+    let fault: Fault;
+    if (!hasMain || rng.chance(0.35)) {
+      const server: ServerId = hasMain && (masters.length === 0 || rng.chance(0.7)) ? 'main' : rng.pick(masters);
+      // Mostly short; some outlast a release's 5 s wait for its answer.
+      const duration = rng.chance(0.3) ? rng.int(5_500, 8_000) : rng.int(300, 3_000);
+      fault = { type: 'refuse-scripts', at, duration, server };
+    } else {
+      const target = { worker: rng.int(0, shape.processes - 1), client: rng.int(0, shape.clients - 1), server: 'main' as const };
+      fault = { type: 'blackhole-long', at, duration: rng.int(6_000, 9_000), proxies: [target], drop: rng.chance(0.3) };
+    }
+    if (at + fault.duration + 50 > endMs || clash(fault)) continue;
+    taken.push(fault);
+    faults.push(fault);
+  }
   return faults;
+}
+
+/**
+ * How each worker's LockClients connect (ClientSetup), from a PRNG of its own: about half use
+ * rlock's own retries, about half connect as the ACL user; every run has at least one of each.
+ */
+export function clientSetups(seed: number, processes: number, clients: number): ClientSetup[][] {
+  const rng = new Prng((seed ^ 0x165667b1) >>> 0);
+  const setups = Array.from({ length: processes }, () => Array.from({ length: clients }, () => ({ ownRetries: rng.chance(0.5), acl: rng.chance(0.5) })));
+  const all = setups.flat();
+  if (!all.some((s) => s.ownRetries)) rng.pick(all).ownRetries = true;
+  if (!all.some((s) => s.acl)) rng.pick(all).acl = true;
+  return setups;
 }
 
 /** One line per fault, for the report of a failed run. */

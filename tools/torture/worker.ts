@@ -15,10 +15,11 @@ import type { Kind } from './args.js';
 import { openConnection, type TortureConnection } from './connections.js';
 import { semaphoreTarget } from './semaphore-kind.js';
 import { electionOperation, observeElections, type ElectionWorker } from './election.js';
-import { now, type HoldMode, type ParentMessage, type WorkerConfig, type WorkerEvent } from './events.js';
+import { now, type ClientSetup, type HoldMode, type ParentMessage, type WorkerConfig, type WorkerEvent } from './events.js';
 import { Prng, TIMING } from './schedule.js';
 import { moveHold, reportLoss } from './hand-off.js';
-import { drawBurst, reenterAtOnce } from './burst.js';
+import { drawBurst, drawWideBurst, reenterAtOnce, type WideBurst } from './burst.js';
+import { drawRetryPlan, Ledger, type Acquired, type RetryPlan } from './ledger.js';
 
 const config = JSON.parse(process.argv[2] ?? '') as WorkerConfig;
 const send = (event: WorkerEvent): void => {
@@ -32,13 +33,13 @@ let counter = 0;
 const nextId = (): string => `${config.worker}.${config.incarnation}.${(counter += 1)}`;
 
 const connections: TortureConnection[] = [];
-const connect = (url: string): TortureConnection['connection'] => {
-  const opened = openConnection(config.client, url);
+const connect = (url: string, setup: ClientSetup): TortureConnection['connection'] => {
+  const opened = openConnection(config.client, url, setup);
   connections.push(opened);
   return opened.connection;
 };
-const newClient = (url: string): LockClient => {
-  const client = new LockClient(connect(url), {
+const newClient = (url: string, setup: ClientSetup): LockClient => {
+  const client = new LockClient(connect(url, setup), {
     keyPrefix: config.keyPrefix,
     watchdogTimeout: TIMING.watchdogTimeout,
     fairLockWaitTimeout: TIMING.fairLockWaitTimeout,
@@ -55,9 +56,9 @@ interface WorkerClient {
   readonly main: LockClient | undefined;
   readonly red: readonly LockClient[];
 }
-const clients: WorkerClient[] = config.clients.map((urls) => ({
-  main: urls.main === undefined ? undefined : newClient(urls.main),
-  red: urls.red.map(newClient),
+const clients: WorkerClient[] = config.clients.map(({ main, red, setup }) => ({
+  main: main === undefined ? undefined : newClient(main, setup),
+  red: red.map((url) => newClient(url, setup)),
 }));
 
 /** The lock an operation takes: how to make it, its names, and how it holds. */
@@ -131,11 +132,6 @@ const drawWait = (rng: Prng): number => (rng.chance(0.15) ? 0 : rng.int(50, 2_50
 /** A lease: watchdog mode (undefined) or fixed. */
 const drawLease = (rng: Prng): number | undefined => (rng.chance(0.4) ? undefined : rng.int(TIMING.leaseMin, TIMING.leaseMax));
 
-interface Acquired {
-  readonly lease: Lease;
-  readonly hold: string;
-}
-
 /** One acquisition, reported: the wait, then the hold and how it ends (lost). */
 async function acquire(
   rng: Prng,
@@ -147,13 +143,16 @@ async function acquire(
   reentryOf: string | undefined,
   waitTime: number,
   leaseTime: number | undefined,
-  maxHoldTime?: number,
+  maxHoldTime: number | undefined,
+  ledger: Ledger,
+  /** Some waits are aborted through their signal at a random moment (not a wide burst's re-entries). */
+  abortable = true,
 ): Promise<Acquired | undefined> {
   const reentry = reentryOf !== undefined;
   const controller = new AbortController();
   let budget = waitTime;
   let abortTimer: NodeJS.Timeout | undefined;
-  if (rng.chance(0.15)) {
+  if (rng.chance(0.15) && abortable) {
     const abortAt = rng.int(0, waitTime + 200);
     budget = Math.min(budget, abortAt);
     abortTimer = setTimeout(() => controller.abort(new Error('torture: aborted')), abortAt);
@@ -161,7 +160,7 @@ async function acquire(
   const options: LockWaitOptions = { waitTime, signal: controller.signal };
   if (leaseTime !== undefined) options.leaseTime = leaseTime;
   if (maxHoldTime !== undefined) options.maxHoldTime = maxHoldTime;
-  if (reentryOf !== undefined) send({ type: 'attempt', t: now(), names: t.names, owner: reentryOf, ttl: leaseTime ?? TIMING.watchdogTimeout });
+  if (reentryOf !== undefined) send({ type: 'attempt', t: now(), names: t.names, owner: reentryOf, ttl: leaseTime ?? TIMING.watchdogTimeout, waitMs: waitTime });
   const t0 = now();
   const base = { type: 'wait', t0, op, kind: t.kind, names: t.names, budget, permits: t.permits } as const;
   let lease: Lease;
@@ -171,6 +170,7 @@ async function acquire(
     clearTimeout(abortTimer);
     const outcome = controller.signal.aborted ? 'aborted' : error instanceof LockAcquireTimeoutError ? 'timeout' : 'error';
     send({ ...base, t: now(), outcome, error: outcome === 'error' ? describe(error) : undefined });
+    ledger.acquisitionFailed();
     return undefined;
   }
   const t1 = now();
@@ -192,20 +192,12 @@ async function acquire(
     watchdog: leaseTime === undefined,
     token: lease.token,
     permits: t.permits,
+    capped: maxHoldTime !== undefined,
   });
   reportLoss(send, lease, hold);
-  return { lease, hold };
-}
-
-async function release(acquired: Acquired): Promise<void> {
-  const t0 = now();
-  send({ type: 'release', t: t0, hold: acquired.hold });
-  try {
-    await acquired.lease.release();
-    send({ type: 'released', t: now(), t0, hold: acquired.hold, ok: true });
-  } catch (error) {
-    send({ type: 'released', t: now(), t0, hold: acquired.hold, ok: false, error: describe(error) });
-  }
+  const acquired = { lease, hold };
+  ledger.acquired(acquired);
+  return acquired;
 }
 
 function write(t: Target, acquired: Acquired): void {
@@ -217,7 +209,100 @@ function write(t: Target, acquired: Acquired): void {
 
 const electionWorker: ElectionWorker = { send, nextId, sleep, describe, stopping: () => stopping };
 
-async function operation(client: WorkerClient, kind: Kind, rng: Prng): Promise<void> {
+/** The single-key kinds: bursts, several Leases at once, and the owner-count checks. */
+const SINGLE_KEY: readonly Kind[] = ['lock', 'fair', 'fenced', 'rw'];
+
+/** Several Leases of one owner released at once while the owner re-enters (ledger.ts checks the count). */
+interface Several {
+  /** The leases of the 2–4 holds taken one after another (undefined: watchdog mode). */
+  readonly leases: readonly (number | undefined)[];
+  readonly holdMs: number;
+  /** The re-entry made meanwhile: when (after the releases began), its lease, its wait. */
+  readonly reenterAfterMs: number;
+  readonly reenterLease: number | undefined;
+  readonly waitTime: number;
+  readonly keepForMs: number;
+}
+
+/** Most of them hold with one long lease (burst.ts) a while, so that a silence may catch their releases. */
+function drawSeveral(rng: Prng): Several {
+  const long = rng.chance(0.6) ? rng.int(TIMING.longLeaseMin, TIMING.longLeaseMax) : undefined;
+  const leases = Array.from({ length: rng.int(2, 4) }, () => drawLease(rng));
+  const holdMs = rng.int(0, long === undefined ? 300 : 2_000);
+  const reenterLease = drawLease(rng);
+  return {
+    leases: long === undefined ? leases : leases.map(() => long),
+    holdMs,
+    reenterAfterMs: rng.int(0, 30),
+    reenterLease: long ?? reenterLease,
+    waitTime: rng.int(0, 1_000),
+    keepForMs: rng.int(0, 300),
+  };
+}
+
+/**
+ * The choices of an operation that come from the actor's second PRNG (so the first one's stay
+ * what a seed always gave): its shape among the single-key kinds, the sizes of each shape, how
+ * its releases are retried, and a seed for the draws made while it runs. All are drawn every time.
+ */
+interface Extras {
+  readonly shape: 'as-drawn' | 'wide' | 'several';
+  readonly wide: WideBurst;
+  readonly several: Several;
+  readonly retry: RetryPlan;
+  readonly seed: number;
+}
+
+function drawExtras(rng: Prng): Extras {
+  const roll = rng.next();
+  return {
+    shape: roll < 0.16 ? 'wide' : roll < 0.31 ? 'several' : 'as-drawn',
+    wide: drawWideBurst(rng),
+    several: drawSeveral(rng),
+    retry: drawRetryPlan(rng),
+    seed: rng.int(0, 2 ** 32 - 1),
+  };
+}
+
+const ledgerWorker = { send, describe, sleep };
+
+/** A wide burst (burst.ts): more re-entries at once than the request window lets out, none aborted. */
+async function wideBurst(op: string, t: Target, x: WideBurst, rng: Prng, ledger: Ledger): Promise<void> {
+  const leaseTime = x.leaseTime ?? drawLease(rng);
+  const outer = await acquire(rng, op, t, t.lock, t.mode, undefined, drawWait(rng), leaseTime, undefined, ledger);
+  if (!outer) return;
+  write(t, outer);
+  const owner = outer.lease.owner;
+  const reenter = (): Promise<Acquired | undefined> => acquire(rng, op, t, t.lock, t.mode, owner, x.waitTime, leaseTime, undefined, ledger, false);
+  await sleep(x.beforeMs);
+  await reenterAtOnce(x, reenter, (held) => ledger.release(held), sleep);
+  write(t, outer);
+  await ledger.release(outer);
+}
+
+/** 2–4 Leases of one owner, released at once while the owner re-enters; then the re-entry's. */
+async function severalAtOnce(op: string, t: Target, x: Several, rng: Prng, ledger: Ledger): Promise<void> {
+  const outer = await acquire(rng, op, t, t.lock, t.mode, undefined, drawWait(rng), x.leases[0], undefined, ledger);
+  if (!outer) return;
+  const owner = outer.lease.owner;
+  const reenter = (leaseTime: number | undefined): Promise<Acquired | undefined> =>
+    acquire(rng, op, t, t.lock, t.mode, owner, x.waitTime, leaseTime, undefined, ledger);
+  const held = [outer];
+  for (const leaseTime of x.leases.slice(1)) {
+    const inner = await reenter(leaseTime);
+    if (inner) held.push(inner);
+  }
+  await sleep(x.holdMs);
+  write(t, outer);
+  const meanwhile = sleep(x.reenterAfterMs).then(() => reenter(x.reenterLease));
+  const [, again] = await Promise.all([Promise.all(held.map((h) => ledger.release(h))), meanwhile]);
+  if (!again) return;
+  await sleep(x.keepForMs);
+  write(t, again);
+  await ledger.release(again);
+}
+
+async function operation(client: WorkerClient, kind: Kind, rng: Prng, extras: Extras): Promise<void> {
   if (kind === 'election') return electionOperation(client.main!, rng, electionWorker);
   const t = target(kind, client, rng);
   const op = nextId();
@@ -230,7 +315,7 @@ async function operation(client: WorkerClient, kind: Kind, rng: Prng): Promise<v
   const nestLease = drawLease(rng);
   const nestFor = rng.int(0, 300);
   // Some re-entries of the single-key kinds come as a burst: many calls of one owner at once.
-  const burst = nest && ['lock', 'fair', 'fenced', 'rw'].includes(t.kind) && rng.chance(0.15) ? drawBurst(rng) : undefined;
+  const burst = nest && SINGLE_KEY.includes(t.kind) && rng.chance(0.15) ? drawBurst(rng) : undefined;
   // A watchdog hold capped by maxHoldTime; a hold handed to another client (a RedLock's: to a
   // RedLock over that client's masters).
   const maxHoldTime = leaseTime === undefined && rng.chance(0.2) ? rng.int(300, 3_000) : undefined;
@@ -240,14 +325,26 @@ async function operation(client: WorkerClient, kind: Kind, rng: Prng): Promise<v
   // Some nested holds are let go of outer first: a Lease releases its own hold, whatever the owner holds since.
   const outerFirst = nest && !burst && rng.chance(0.2);
   const main = (client.main ?? client.red[0])!;
-  await main.runInContext(async () => {
-    let outer = await acquire(rng, op, t, t.lock, t.mode, undefined, drawWait(rng), leaseTime, maxHoldTime);
+  const c = clients.indexOf(client);
+  const ledger = new Ledger(ledgerWorker, c, config.clients[c]!.setup.acl, op, t.kind, t.names, extras.retry);
+  const release = (acquired: Acquired): Promise<boolean> => ledger.release(acquired);
+  const shape = SINGLE_KEY.includes(t.kind) ? extras.shape : 'as-drawn';
+  const body = async (): Promise<void> => {
+    if (shape === 'wide') return wideBurst(op, t, extras.wide, new Prng(extras.seed), ledger);
+    if (shape === 'several') return severalAtOnce(op, t, extras.several, new Prng(extras.seed), ledger);
+    let outer = await acquire(rng, op, t, t.lock, t.mode, undefined, drawWait(rng), leaseTime, maxHoldTime, ledger);
     if (!outer) return;
     write(t, outer);
     if (handOff && adopter) {
       await sleep(handOffAfter);
       const ttl = leaseTime ?? TIMING.watchdogTimeout;
-      const context = { send, nextId, describe, op, kind, names: t.names, mode: t.mode, ttl, watchdog: leaseTime === undefined };
+      const lock = t.lock;
+      const query = async (): Promise<{ held: boolean; count: number }> => {
+        const [held, count] = await Promise.all([lock.isHeldByCurrentOwner(), lock.getHoldCount()]);
+        return { held, count };
+      };
+      const context = { send, nextId, describe, op, kind, names: t.names, mode: t.mode, ttl, watchdog: leaseTime === undefined, query };
+      ledger.handedOff();
       outer = await moveHold(context, outer, adopter, rng.int(0, 300));
       if (!outer) return;
       write(t, outer);
@@ -256,7 +353,8 @@ async function operation(client: WorkerClient, kind: Kind, rng: Prng): Promise<v
       await sleep(nestAt);
       const nested = t.nested();
       const owner = outer.lease.owner;
-      const reenter = (): Promise<Acquired | undefined> => acquire(rng, op, t, nested.lock, nested.mode, owner, rng.int(0, 300), nestLease);
+      const reenter = (): Promise<Acquired | undefined> =>
+        acquire(rng, op, t, nested.lock, nested.mode, owner, rng.int(0, 300), nestLease, undefined, ledger);
       const inner = burst ? undefined : await reenter();
       if (burst) await reenterAtOnce(burst, reenter, release, sleep);
       if (inner && outerFirst) {
@@ -278,14 +376,22 @@ async function operation(client: WorkerClient, kind: Kind, rng: Prng): Promise<v
     }
     write(t, outer);
     await release(outer);
+  };
+  await main.runInContext(async () => {
+    await body();
+    ledger.finish();
   });
 }
 
-/** One loop of operations, with its own PRNG: its choices depend on the seed only, not on timing. */
+/**
+ * One loop of operations, with its own PRNGs: its choices depend on the seed only, not on
+ * timing. The second PRNG draws what the first never did (Extras).
+ */
 async function actor(client: WorkerClient, seed: number): Promise<void> {
   const rng = new Prng(seed);
+  const extra = new Prng((seed ^ 0x68e31da4) >>> 0);
   while (!stopping) {
-    await operation(client, rng.pick(config.kinds), rng);
+    await operation(client, rng.pick(config.kinds), rng, drawExtras(extra));
     await sleep(rng.int(0, 100));
   }
 }
