@@ -5,9 +5,9 @@
 #           --no-save and the lockfile's put back at the end; none: the lockfile's
 #   :client the client-sensitive specs (CLIENT below) instead of the whole suite
 #   :core   the core subset (CORE below) instead of the whole suite
-#   :library the whole suite less the `rlock` command's specs (spec/cli): the command opens its own
-#           connection, with ioredis whenever it is installed, so they run the same on every family
-# The servers are redis-server from PATH, or the binary RLOCK_TEST_SERVER names (tools/valkey.sh).
+#   :library the whole suite less the specs whose client is the same on every family (LIBRARY_EXCLUDE)
+# The servers are redis-server from PATH, or the binary RLOCK_TEST_SERVER names (tools/redis8.sh,
+# tools/valkey.sh).
 # Example: tools/test-clients.sh node-redis iovalkey:client ioredis@5.9.0:core
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +26,11 @@ CLIENT=(
 # ... less what runs above the port whatever the client (an extended regex on the file's path):
 # exclusion across child processes, memory left behind, re-entry leases (the scripts' own rule).
 CLIENT_EXCLUDE='processes\.spec\.ts$|^spec/faults/memory\.spec\.ts$|^spec/faults/reentry-lease\.spec\.ts$'
+# The whole suite less the specs that run the same whatever the family: the `rlock` command's
+# (spec/cli: the command opens its own connection, with ioredis whenever it is installed), the
+# model-based searches (spec/model: they drive ioredis connections of their own) and the torture
+# checker's (spec/torture: no client at all). `npm test` runs them on ioredis.
+LIBRARY_EXCLUDE='^spec/(cli|model|torture)/'
 # Locks of every kind, the client families, resends through the fault proxy, the synchronizers.
 CORE=(spec/locks spec/clients spec/client.spec.ts spec/faults/resend.spec.ts spec/faults/silent-partition.spec.ts spec/synchronizers/semaphore.spec.ts spec/synchronizers/latch.spec.ts)
 
@@ -76,7 +81,7 @@ for entry in "$@"; do
     full) ;;
     client) mapfile -t files < <(find "${CLIENT[@]}" -name '*.spec.ts' | grep -Ev "$CLIENT_EXCLUDE" | sort) ;;
     core) files=("${CORE[@]}") ;;
-    library) mapfile -t files < <(find spec -name '*.spec.ts' -not -path 'spec/cli/*' | sort) ;;
+    library) mapfile -t files < <(find spec -name '*.spec.ts' | grep -Ev "$LIBRARY_EXCLUDE" | sort) ;;
     *) echo "unknown scope: $scope (full, client, core or library)" >&2; exit 2 ;;
   esac
   out="$results/$family-$installed-$scope.json"

@@ -129,7 +129,8 @@ describe('Redis errors are lock errors', () => {
   });
 
   it('READONLY replica: acquire and forceUnlock reject with LockRedisError', async () => {
-    const master = await spawnRedis();
+    // The replica syncs at once (the default waits 5 s for more replicas to sync with).
+    const master = await spawnRedis(['--repl-diskless-sync-delay', '0']);
     const { locks } = client(server);
     const { locks: onMaster } = client(master);
     await admin.replicaof('127.0.0.1', master.port);

@@ -1,14 +1,16 @@
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { LockRedisError, type Lease, type LockClient, type LockLostInfo, type RLock } from '../../lib/index.js';
 import { ping, TEST_CLIENT, type ConnectionOptions } from '../helpers/clients.js';
-import { useFaultRig } from '../helpers/fault-rig.js';
+import { useFaultRig, type OwnFaultRig } from '../helpers/fault-rig.js';
 import { KINDS, lockOf, type Kind } from '../helpers/lock-kinds.js';
 
 // Two Leases of one owner (three holds in one context) release at once; Redis runs both releases
 // and both replies are lost, so both reject. The user calls release() again on each. Each retry
 // is its own Lease's one release (SPEC "A retried release is one call"), whatever the other
 // Lease's failure did meanwhile: Redis applies each once, and the third Lease keeps the lock.
-// (No permits here: each Permit is a hold of its own, released by its id.)
+// (No permits here: each Permit is a hold of its own, released by its id.) A test may wait the
+// release timeout, so the kinds run at once, each on a fault proxy and key prefix of its own
+// (FaultRig.own).
 
 /** Every hold outlives the 5 s a release may wait for its answer. */
 const LEASE_MS = 20_000;
@@ -51,10 +53,10 @@ function outcome(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe('two Leases of one owner whose releases both lost their replies, each released again', () => {
-  const rig = useFaultRig();
+  const shared = useFaultRig();
 
-  /** A client whose command connection crosses the proxy; `lost` events are collected. */
-  const proxied = async (connection: ConnectionOptions): Promise<{ client: LockClient; lost: LockLostInfo[] }> => {
+  /** A client whose command connection crosses the test's proxy; `lost` events are collected. */
+  const proxied = async (rig: OwnFaultRig, connection: ConnectionOptions): Promise<{ client: LockClient; lost: LockLostInfo[] }> => {
     const redis = rig.lockConnect('proxy', connection);
     await ping(redis);
     const client = rig.client(redis);
@@ -62,15 +64,17 @@ describe('two Leases of one owner whose releases both lost their replies, each r
     client.on('lost', (info) => lost.push(info));
     return { client, lost };
   };
-  const direct = (): LockClient => rig.client(rig.lockConnect('direct'));
+  const direct = (rig: OwnFaultRig): LockClient => rig.client(rig.lockConnect('direct'));
 
   for (const loss of LOSSES) {
     describe.skipIf(loss.skip)(loss.name, () => {
       for (const kind of KINDS) {
-        it(kind, async () => {
-          const { client, lost } = await proxied(loss.connection);
+        it.concurrent(kind, async ({ expect, onTestFinished }) => {
+          const rig = await shared.own();
+          onTestFinished(() => rig.close());
+          const { client, lost } = await proxied(rig, loss.connection);
           const lock = lockOf(client, kind, 'three');
-          const rival = rivalOf(direct(), kind, 'three');
+          const rival = rivalOf(direct(rig), kind, 'three');
           await client.runInContext(async () => {
             const leases: Lease[] = [];
             for (let i = 0; i < 3; i += 1) leases.push(await lock.acquire({ leaseTime: LEASE_MS }));

@@ -1,8 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { LockRedisError, type LockClient, type LockLostInfo, type RLock } from '../../lib/index.js';
 import { ping } from '../helpers/clients.js';
 import { sleep } from '../helpers/fixtures.js';
-import { useFaultRig } from '../helpers/fault-rig.js';
+import { useFaultRig, type OwnFaultRig } from '../helpers/fault-rig.js';
 import { KINDS, lockOf, type Kind } from '../helpers/lock-kinds.js';
 
 // A release that waits for room in the request window (SPEC: at most 64 calls of one client on
@@ -10,7 +10,8 @@ import { KINDS, lockOf, type Kind } from '../helpers/lock-kinds.js';
 // release() again. Both are one release (SPEC "A retried release is one call"): once the
 // connection heals Redis applies it once, the retry resolves, and the calls queued behind never
 // stall the client's later calls on that lock. (No permits here: a permit's release, by its id,
-// takes no room in the window.)
+// takes no room in the window.) Each test spends the release timeout waiting, so the kinds run at
+// once, each on a fault proxy and key prefix of its own (FaultRig.own).
 
 /** More unanswered calls of the client on the lock than its window has room for. */
 const FILLERS = 80;
@@ -34,10 +35,10 @@ function outcome(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe('a release retried while it waits for room in the request window', () => {
-  const rig = useFaultRig();
+  const shared = useFaultRig();
 
-  /** A client whose command connection crosses the proxy; `lost` events are collected. */
-  const proxied = async (): Promise<{ client: LockClient; lost: LockLostInfo[] }> => {
+  /** A client whose command connection crosses the test's proxy; `lost` events are collected. */
+  const proxied = async (rig: OwnFaultRig): Promise<{ client: LockClient; lost: LockLostInfo[] }> => {
     const redis = rig.lockConnect('proxy');
     await ping(redis);
     const client = rig.client(redis);
@@ -45,14 +46,14 @@ describe('a release retried while it waits for room in the request window', () =
     client.on('lost', (info) => lost.push(info));
     return { client, lost };
   };
-  const direct = (): LockClient => rig.client(rig.lockConnect('direct'));
+  const direct = (rig: OwnFaultRig): LockClient => rig.client(rig.lockConnect('direct'));
 
   /**
    * Silences the connection and fills the client's window on the lock with calls that change
    * nothing: one-shot tries of the rival side, each by an owner of its own, which fail (the lock
    * is held) once answered. Resolves with their answers (or errors), after heal.
    */
-  const fillWindow = (client: LockClient, kind: Kind, name: string): Promise<unknown[]> => {
+  const fillWindow = (rig: OwnFaultRig, client: LockClient, kind: Kind, name: string): Promise<unknown[]> => {
     rig.proxy.blackhole();
     const side = rivalOf(client, kind, name);
     return Promise.all(Array.from({ length: FILLERS }, () => client.runInContext(() => side.tryLock(0, LEASE_MS)).catch((error: unknown) => error)));
@@ -60,14 +61,16 @@ describe('a release retried while it waits for room in the request window', () =
 
   describe('two holds of one owner: the retry releases one, the other Lease keeps the lock', () => {
     for (const kind of KINDS) {
-      it(kind, async () => {
-        const { client, lost } = await proxied();
+      it.concurrent(kind, async ({ expect, onTestFinished }) => {
+        const rig = await shared.own();
+        onTestFinished(() => rig.close());
+        const { client, lost } = await proxied(rig);
         const lock = lockOf(client, kind, 'two');
-        const rival = rivalOf(direct(), kind, 'two');
+        const rival = rivalOf(direct(rig), kind, 'two');
         await client.runInContext(async () => {
           const first = await lock.acquire({ leaseTime: LEASE_MS });
           const second = await lock.acquire({ leaseTime: LEASE_MS });
-          const fillers = fillWindow(client, kind, 'two');
+          const fillers = fillWindow(rig, client, kind, 'two');
           // Behind the fillers, unanswered: rejected at the release timeout.
           expect(await outcome(first.release())).toBeInstanceOf(LockRedisError);
           // The retry while the first try still waits for room; then the connection heals.
@@ -89,13 +92,15 @@ describe('a release retried while it waits for room in the request window', () =
 
   describe('one hold: the retry resolves, and the client goes on using the lock', () => {
     for (const kind of KINDS) {
-      it(kind, async () => {
-        const { client, lost } = await proxied();
+      it.concurrent(kind, async ({ expect, onTestFinished }) => {
+        const rig = await shared.own();
+        onTestFinished(() => rig.close());
+        const { client, lost } = await proxied(rig);
         const lock = lockOf(client, kind, 'one');
-        const rival = rivalOf(direct(), kind, 'one');
+        const rival = rivalOf(direct(rig), kind, 'one');
         await client.runInContext(async () => {
           const lease = await lock.acquire({ leaseTime: LEASE_MS });
-          const fillers = fillWindow(client, kind, 'one');
+          const fillers = fillWindow(rig, client, kind, 'one');
           expect(await outcome(lease.release())).toBeInstanceOf(LockRedisError);
           const retried = outcome(lease.release());
           rig.proxy.heal();

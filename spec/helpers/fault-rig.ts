@@ -26,7 +26,16 @@ export interface FaultRig {
    * test crosses the proxy.
    */
   client(redis: RedisConnection, options?: LockClientOptions): LockClient;
+  /**
+   * A rig of one test's own, for tests that run at once (`it.concurrent`): a fault proxy of its
+   * own in front of the file's server, a prefix of its own, its connections and clients closed
+   * by `close()` (give it to the test's `onTestFinished`).
+   */
+  own(): Promise<OwnFaultRig>;
 }
+
+/** One test's own proxy and prefix (FaultRig.own). */
+export type OwnFaultRig = Omit<FaultRig, 'own'> & { close(): Promise<void> };
 
 export function useFaultRig(): FaultRig {
   let server: SpawnedRedis | undefined;
@@ -60,19 +69,34 @@ export function useFaultRig(): FaultRig {
     if (value === undefined) throw new Error('useFaultRig: only usable inside tests');
     return value;
   };
-  const connect = (via: 'proxy' | 'direct', options: RedisOptions = {}): Redis => {
-    const url = via === 'proxy' ? started(proxy).url : started(server).url;
-    const conn = new Redis(url, options);
-    conn.on('error', () => undefined);
-    cleanups.push(() => conn.disconnect());
-    return conn;
-  };
-
-  const lockConnect = (via: 'proxy' | 'direct', options: ConnectionOptions = {}): RedisConnection => {
-    const url = via === 'proxy' ? started(proxy).url : started(server).url;
-    const { connection, close } = connectStandalone(url, options);
-    cleanups.push(close);
-    return connection;
+  type Cleanups = (() => Promise<void> | void)[];
+  /** connect, lockConnect, client and key, through `proxyOf()`, under `prefixOf()`, closed by `cleanupList`. */
+  const tools = (proxyOf: () => FaultProxy, prefixOf: () => string, cleanupList: Cleanups): Pick<FaultRig, 'key' | 'connect' | 'lockConnect' | 'client'> => {
+    const connect = (via: 'proxy' | 'direct', options: RedisOptions = {}): Redis => {
+      const url = via === 'proxy' ? proxyOf().url : started(server).url;
+      const conn = new Redis(url, options);
+      conn.on('error', () => undefined);
+      cleanupList.push(() => conn.disconnect());
+      return conn;
+    };
+    const lockConnect = (via: 'proxy' | 'direct', options: ConnectionOptions = {}): RedisConnection => {
+      const url = via === 'proxy' ? proxyOf().url : started(server).url;
+      const { connection, close } = connectStandalone(url, options);
+      cleanupList.push(close);
+      return connection;
+    };
+    return {
+      key: (name) => `{${prefixOf()}:${name}}`,
+      connect,
+      lockConnect,
+      client: (redis, options = {}) => {
+        const subscriber = isIoRedis(redis) ? connect('direct') : lockConnect('direct');
+        const locks = new LockClient(redis, { keyPrefix: prefixOf(), subscriber, ...options });
+        locks.on('error', () => undefined);
+        cleanupList.push(() => locks.close());
+        return locks;
+      },
+    };
   };
   /** The family of `redis`: a subscriber must come from the same client. */
   const isIoRedis = (redis: RedisConnection): boolean => typeof (redis as { defineCommand?: unknown }).defineCommand === 'function';
@@ -90,15 +114,23 @@ export function useFaultRig(): FaultRig {
     get prefix() {
       return prefix;
     },
-    key: (name) => `{${prefix}:${name}}`,
-    connect,
-    lockConnect,
-    client: (redis, options = {}) => {
-      const subscriber = isIoRedis(redis) ? connect('direct') : lockConnect('direct');
-      const locks = new LockClient(redis, { keyPrefix: prefix, subscriber, ...options });
-      locks.on('error', () => undefined);
-      cleanups.push(() => locks.close());
-      return locks;
+    ...tools(() => started(proxy), () => prefix, cleanups),
+    own: async () => {
+      const ownProxy = await startFaultProxy(started(server).port);
+      const ownPrefix = `flt-${randomUUID().slice(0, 8)}`;
+      const ownCleanups: Cleanups = [];
+      return {
+        server: started(server),
+        proxy: ownProxy,
+        admin: started(admin),
+        prefix: ownPrefix,
+        ...tools(() => ownProxy, () => ownPrefix, ownCleanups),
+        close: async () => {
+          ownProxy.heal();
+          for (const cleanup of ownCleanups.reverse()) await cleanup();
+          await ownProxy.close();
+        },
+      };
     },
   };
 }
