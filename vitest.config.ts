@@ -40,6 +40,8 @@ export default defineConfig({
   },
   test: {
     globalSetup: ['spec/helpers/global-setup.ts'],
+    // rlock's warnings that specs cause on purpose are printed with the test that caused them.
+    setupFiles: ['spec/helpers/label-warnings.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     projects: [

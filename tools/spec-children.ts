@@ -13,6 +13,7 @@ export const CHILD_PROGRAMS = [
   'spec/helpers/contend-worker.ts',
   'spec/helpers/fair-worker.ts',
   'spec/helpers/hand-off-worker.ts',
+  'spec/helpers/idle-worker.ts',
   'spec/helpers/leadership-worker.ts',
   'spec/helpers/red-lock-contend-worker.ts',
   'spec/helpers/redlock-hand-off-worker.ts',

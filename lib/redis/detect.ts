@@ -53,7 +53,7 @@ export function redisPortOf(value: unknown, what: string): RedisPort {
       if (ioSubscribed(value)) {
         throw new InvalidArgumentError(`\`${what}\` is a connection in subscriber mode: it can run no script; pass a connection that has not subscribed`);
       }
-      return new IoRedisPort(value);
+      return new IoRedisPort(value, sha1);
     }
     if (isNodeRedisLike(value)) {
       assertNodeRedis6(value, what);

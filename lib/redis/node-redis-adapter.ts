@@ -245,6 +245,9 @@ export class NodeRedisPort extends ConnectionFacts implements RedisPort {
   }
 
   openPubSub(sharded: boolean): PubSubPort {
-    return new NodeRedisPubSub(this.#conn.duplicate(), true, sharded);
+    // It ends with the application's connection (a cluster says `disconnect`, the others `end`).
+    const cluster = this.deployment === 'cluster';
+    const app = { conn: this.#conn, end: cluster ? 'disconnect' : 'end', ready: cluster ? 'connect' : 'ready' };
+    return new NodeRedisPubSub(this.#conn.duplicate(), true, sharded, app);
   }
 }

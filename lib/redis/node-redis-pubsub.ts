@@ -1,3 +1,4 @@
+import { onAppEvent } from './app-events.js';
 import { isReplyError } from './node-redis-errors.js';
 import type { PubSubHandlers, PubSubPort } from './port.js';
 
@@ -17,8 +18,18 @@ export interface NodeRedisSubscribable {
   sUnsubscribe(channel: string, listener?: Listener): Promise<unknown>;
   close?(): Promise<unknown>;
   destroy(): unknown;
+  /** A client's (a cluster and a sentinel have none). */
+  ref?(): void;
+  unref?(): void;
   on(event: string, listener: (...args: never[]) => void): unknown;
   off(event: string, listener: (...args: never[]) => void): unknown;
+}
+
+/** The application's connection rlock's own was made from, and the names of its end and its return. */
+export interface AppConnection {
+  readonly conn: NodeRedisSubscribable;
+  readonly end: string;
+  readonly ready: string;
 }
 
 /**
@@ -29,6 +40,8 @@ export interface NodeRedisSubscribable {
  * It re-subscribes only the channels Redis had confirmed, though: a SUBSCRIBE whose socket
  * dropped before the answer is failed and forgotten, so subscribe() sends it again once the
  * connection is back (ioredis resends such a command itself).
+ * rlock's own keeps the process alive only while a channel is wanted, and ends when the
+ * application's connection ends (connected again at the next subscription once that is back).
  */
 export class NodeRedisPubSub implements PubSubPort {
   readonly #conn: NodeRedisSubscribable;
@@ -42,12 +55,17 @@ export class NodeRedisPubSub implements PubSubPort {
   readonly #wanted = new Set<string>();
   /** subscribe() calls waiting for the connection to come back. */
   readonly #awaitingReconnect = new Set<() => void>();
+  readonly #app: AppConnection | undefined;
+  readonly #stopWatchingApp: (() => void)[] = [];
 
-  constructor(conn: NodeRedisSubscribable, owned: boolean, sharded: boolean) {
+  constructor(conn: NodeRedisSubscribable, owned: boolean, sharded: boolean, app?: AppConnection) {
     this.#conn = conn;
     this.#owned = owned;
     this.#sharded = sharded;
     this.#wasReady = conn.isReady;
+    this.#app = owned ? app : undefined;
+    // Unref'd until a channel is wanted (node-redis keeps the setting across reconnects).
+    if (owned) conn.unref?.();
   }
 
   start(handlers: PubSubHandlers): void {
@@ -59,7 +77,27 @@ export class NodeRedisPubSub implements PubSubPort {
     conn.on('topology-change', this.#onResubscribed);
     // Only rlock listens to its own connection: an unhandled 'error' would crash the process.
     if (this.#owned) conn.on('error', this.#onError);
+    const app = this.#app;
+    if (app) this.#stopWatchingApp.push(onAppEvent(app.conn, app.end, this.#onAppEnd), onAppEvent(app.conn, app.ready, this.#onAppReady));
   }
+
+  /** Ref the client while a channel is wanted (a waiter may count on it), unref it otherwise. */
+  #holdProcess(): void {
+    if (!this.#owned) return;
+    if (this.#wanted.size > 0) this.#conn.ref?.();
+    else this.#conn.unref?.();
+  }
+
+  /** The application's connection ended: so does rlock's (its pending subscriptions fail). */
+  readonly #onAppEnd = (): void => {
+    this.#connecting = undefined;
+    if (this.#conn.isOpen) this.#conn.destroy();
+  };
+
+  /** The application's connection is back: so is rlock's if waiters listen (node-redis subscribes them again). */
+  readonly #onAppReady = (): void => {
+    if (!this.#closed && this.#wanted.size > 0) this.#open().catch(() => undefined);
+  };
 
   readonly #listener: Listener = (message, channel) => this.#handlers?.message(channel, message);
   readonly #onError = (error: unknown): void => this.#handlers?.error(error);
@@ -86,8 +124,10 @@ export class NodeRedisPubSub implements PubSubPort {
   }
 
   async #open(): Promise<void> {
-    // rlock's own duplicate: connected here, once (a Cluster refuses commands until it is ready).
+    // rlock's own duplicate: connected here, once (a Cluster refuses commands until it is ready),
+    // and again after it ended with the application's connection.
     if (!this.#owned) return;
+    if (this.#app && !this.#app.conn.isOpen) throw new Error("rlock: the application's connection is closed");
     this.#connecting ??= this.#conn.connect().catch((error: unknown) => {
       this.#connecting = undefined;
       throw error;
@@ -96,8 +136,20 @@ export class NodeRedisPubSub implements PubSubPort {
   }
 
   async subscribe(channel: string): Promise<void> {
-    await this.#open();
     this.#wanted.add(channel);
+    this.#holdProcess();
+    try {
+      await this.#open();
+      await this.#sendSubscribe(channel);
+    } catch (error) {
+      this.#wanted.delete(channel);
+      this.#holdProcess();
+      throw error;
+    }
+  }
+
+  /** SUBSCRIBE, sent again after a reconnect that failed it. */
+  async #sendSubscribe(channel: string): Promise<void> {
     for (let sends = 1; ; sends += 1) {
       // node-redis never answers a SUBSCRIBE sent on a closed client: fail it instead of hanging.
       if (this.#closed || !this.#conn.isOpen) throw new Error('rlock: the pub/sub connection is closed');
@@ -114,6 +166,7 @@ export class NodeRedisPubSub implements PubSubPort {
 
   async unsubscribe(channel: string): Promise<void> {
     this.#wanted.delete(channel);
+    this.#holdProcess();
     if (!this.#conn.isOpen) return;
     await (this.#sharded ? this.#conn.sUnsubscribe(channel, this.#listener) : this.#conn.unsubscribe(channel, this.#listener));
   }
@@ -125,6 +178,7 @@ export class NodeRedisPubSub implements PubSubPort {
     conn.off('ready', this.#onReady);
     conn.off('node-ready', this.#onResubscribed);
     conn.off('topology-change', this.#onResubscribed);
+    for (const stop of this.#stopWatchingApp.splice(0)) stop();
     if (this.#owned) {
       await this.#connecting?.catch(() => undefined);
       if (!conn.isOpen) return;

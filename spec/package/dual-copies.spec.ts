@@ -1,30 +1,10 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { CJS_BUILD, ESM_BUILD, ensureBuild } from '../helpers/built-package.js';
 import { useLockFixture } from '../helpers/fixtures.js';
 
 type Rlock = typeof import('../../lib/index.js');
-
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const esmBuild = join(root, 'dist/index.js');
-const cjsBuild = join(root, 'dist/index.cjs');
-
-/** Newest modification time of the files under `dir`, ms. */
-function newest(dir: string): number {
-  return Math.max(
-    ...readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((file) => statSync(join(dir, file)).mtimeMs),
-  );
-}
-
-/** Builds dist/ when it is missing or older than lib/ (CI has just built it). */
-function ensureBuild(): void {
-  const built = [esmBuild, cjsBuild].every((file) => existsSync(file));
-  if (built && Math.min(statSync(esmBuild).mtimeMs, statSync(cjsBuild).mtimeMs) >= newest(join(root, 'lib'))) return;
-  execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'ignore' });
-}
 
 // An ESM application whose dependencies load rlock through require() gets both builds in one
 // process: the two copies must agree on errors, lock contexts and composite locks.
@@ -34,9 +14,9 @@ describe('the ESM and the CJS build loaded in one process', () => {
   let cjs: Rlock;
 
   beforeAll(async () => {
-    ensureBuild();
-    cjs = createRequire(import.meta.url)(cjsBuild) as Rlock;
-    esm = (await import(/* @vite-ignore */ pathToFileURL(esmBuild).href)) as Rlock;
+    await ensureBuild();
+    cjs = createRequire(import.meta.url)(CJS_BUILD) as Rlock;
+    esm = (await import(/* @vite-ignore */ pathToFileURL(ESM_BUILD).href)) as Rlock;
   }, 120_000);
 
   const clients = (): { esmClient: InstanceType<Rlock['LockClient']>; cjsClient: InstanceType<Rlock['LockClient']> } => ({
