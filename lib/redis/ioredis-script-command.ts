@@ -11,7 +11,7 @@ type CommandOptions = { keyPrefix?: string; replyEncoding: 'utf8' };
 type IoCommandClass = new (name: string, args: unknown[], options: CommandOptions) => IoCommand;
 
 interface CommandSender {
-  sendCommand(command: IoCommand): unknown;
+  sendCommand(command: IoCommand): Promise<unknown>;
 }
 
 /** A call of one of rlock's scripts: the script, and the socket it was last written to. */
@@ -94,17 +94,17 @@ export class ScriptSender {
   }
 
   run(script: LuaScript, args: readonly Arg[]): Promise<unknown> {
-    const call = this.#send(script, args);
-    return call.promise.catch((error: unknown) => this.#noScript(error, call, args));
+    const call = this.#call(script, args);
+    // sendCommand's own promise, not the call's: whoever wrapped sendCommand answers.
+    return this.#conn.sendCommand(call).catch((error: unknown) => this.#noScript(error, call, args));
   }
 
-  #send(script: LuaScript, args: readonly Arg[]): ScriptCall {
+  #call(script: LuaScript, args: readonly Arg[]): ScriptCall {
     const sha = this.#shaOf(script);
     const head: Arg[] = script.numberOfKeys === undefined ? [sha] : [sha, script.numberOfKeys];
     const call = new this.#Call('evalsha', head.concat(args), this.#options);
     call.script = script;
     call.sha = sha;
-    this.#conn.sendCommand(call);
     return call;
   }
 
@@ -112,7 +112,7 @@ export class ScriptSender {
   #noScript(error: unknown, call: ScriptCall, args: readonly Arg[]): Promise<unknown> {
     if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
     if (call.socket !== undefined) loadedOn.get(call.socket)?.delete(call.script.name);
-    return this.#send(call.script, args).promise;
+    return this.#conn.sendCommand(this.#call(call.script, args));
   }
 
   #shaOf(script: LuaScript): string {
