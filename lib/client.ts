@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
 import { runInNewContext } from './context.js';
 import type { RedisConnection } from './redis/connection.js';
-import type { LockClientEvents, LockCore, LockLostInfo } from './core.js';
+import type { LockClientEvents, LockCore } from './core.js';
 import { LockClientClosedError, toLockError } from './errors.js';
 import { Holds } from './holding/holds.js';
 import { adoptHandle } from './lease/adopt.js';
@@ -27,21 +27,11 @@ import { defaultSubscriber, redisPortOf, subscriberOf, type PubSubFactory } from
 import type { RedisPort } from './redis/port.js';
 import { LockScripts } from './scripts/registry.js';
 import { detectClusterTopology, STANDALONE, type PubSubMode, type Topology } from './redis/topology.js';
-import { checkAdoptOptions, checkClientOptions, checkFunction } from './validate.js';
+import { checkAdoptOptions, checkClientOptions, checkFunction, checkLockName } from './validate.js';
 import { Watchdog } from './holding/watchdog.js';
-
-/** The process warning for the first `lost` or `error` event of a client that nobody listens to. */
-function warnUnheard(event: 'lost' | 'error', payload: unknown): void {
-  const what =
-    event === 'error'
-      ? payload instanceof Error ? payload.message : String(payload)
-      : `lock "${(payload as LockLostInfo).name}" (${(payload as LockLostInfo).reason})`;
-  process.emitWarning(
-    `a LockClient emitted '${event}' with no listener: ${what}. Listen with locks.on('${event}', …) to handle these; ` +
-      `this warning is shown once per client and event.`,
-    { type: 'RLockWarning', code: event === 'error' ? 'RLOCK_UNHEARD_ERROR' : 'RLOCK_UNHEARD_LOST' },
-  );
-}
+import { warnUnheard } from './unheard-warning.js';
+import { ClientIdentity } from './inspect/process-identity.js';
+import { inspectWithProcesses, type LockInspection } from './inspect/identities.js';
 
 /**
  * The entry point: one per Redis connection (ioredis or iovalkey `Redis`/`Cluster`, node-redis
@@ -61,6 +51,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   readonly id: string = randomUUID();
   readonly #core: LockCore;
   readonly #subscriber: NoticeSubscriber;
+  readonly #identity: ClientIdentity;
   #topology: Topology | undefined;
   #detecting: Promise<void> | undefined;
   #closed = false;
@@ -77,7 +68,8 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   constructor(connection: RedisConnection, options: LockClientOptions = {}) {
     super();
     const redis = redisPortOf(connection, 'redis');
-    const { keyPrefix, watchdogTimeoutMs, fairLockWaitTimeoutMs, maxHoldTimeMs, syncReplicas, pubsub, subscriber: given } = checkClientOptions(options, redis);
+    const { keyPrefix, watchdogTimeoutMs, fairLockWaitTimeoutMs, maxHoldTimeMs, syncReplicas, pubsub, subscriber: given, clientName } = checkClientOptions(options, redis);
+    this.#identity = new ClientIdentity(redis, keyPrefix, this.id, clientName);
     const subscriber: PubSubFactory = given === undefined ? defaultSubscriber(redis) : subscriberOf(given, redis);
 
     const onError = (error: unknown): void => void this.emit('error', error);
@@ -113,6 +105,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
         connectionKeyPrefix,
         lingerMs: SUBSCRIPTION_LINGER_MS,
         onError,
+        waiting: () => this.#identity.touch(),
       }),
       watchdog: new Watchdog({
         scripts,
@@ -158,11 +151,9 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     ...args: EventEmitter.EventArgs<LockClientEvents, T>
   ): boolean {
     publishLockEvent(this.id, event, args[0]);
+    if (event === 'acquired') this.#identity.touch();
     const heard = super.emit(event, ...args);
-    if (!heard && (event === 'lost' || event === 'error') && !this.#warnedUnheard.has(event)) {
-      this.#warnedUnheard.add(event);
-      warnUnheard(event, args[0]);
-    }
+    if (!heard) warnUnheard(this.#warnedUnheard, event, args[0]);
     return heard;
   }
 
@@ -294,6 +285,15 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   }
 
   /**
+   * Lock `name` of any kind as `rlock inspect` shows it, each holder and waiter with its `process`
+   * (null: unknown); undefined when nothing of it is in Redis. @throws InvalidArgumentError, LockRedisError
+   */
+  async inspect(name: string): Promise<LockInspection | undefined> {
+    this.#core.assertOpen();
+    return inspectWithProcesses(this.#core.scripts, this.#core.keyPrefix, checkLockName(name));
+  }
+
+  /**
    * Runs `fn` in a fresh lock context: every lock call inside (also after awaits) uses the
    * context's owner, so nested calls on the same lock re-enter it.
    */
@@ -303,8 +303,8 @@ export class LockClient extends EventEmitter<LockClientEvents> {
 
   /**
    * Stops renewals and wake-up subscriptions; waiting calls reject with LockClientClosedError,
-   * and the Leases of the holds it stops renewing abort with one. Held locks are not released:
-   * they expire with their lease. Idempotent.
+   * and the Leases of the holds it stops renewing abort with one; its process identity is deleted.
+   * Held locks are not released: they expire with their lease. Idempotent.
    */
   close(): Promise<void> {
     this.#closing ??= (async () => {
@@ -313,7 +313,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       this.#core.holds.close(new LockClientClosedError('the LockClient was closed: the lock is no longer renewed'));
       const leaving = this.#core.waiters.close(new LockClientClosedError('the LockClient was closed while waiting'));
       await this.#detecting?.catch(() => undefined);
-      await Promise.all([leaving, this.#subscriber.close()]);
+      await Promise.all([leaving, this.#subscriber.close(), this.#identity.close()]);
     })();
     return this.#closing;
   }

@@ -43,7 +43,7 @@ export type { LeaderInfo } from './leadership/observe.js';
 export type { RunExclusiveOptions, RunExclusiveResult } from './leadership/run-exclusive.js';
 export { MultiLock } from './locks/multi-lock.js';
 export { RedLock } from './redlock/red-lock.js';
-export type { LockHolder, QueuedWaiter } from './inspect/types.js';
+export type { InspectedKind, LockHolder, LockInspection, ProcessIdentity, QueuedWaiter, WaitingClient } from './inspect/types.js';
 export type { FencedLease, LockWaitOptions, RFairLock, RFencedLock, RLock, RReadWriteLock, SignalOptions } from './locks/lock-interfaces.js';
 export type { LockClientOptions, RedLockOptions, SyncReplicas } from './options.js';
 export { Permit } from './synchronizers/permit.js';

@@ -268,3 +268,13 @@ export function latchKeys(keyPrefix: string, name: string): LatchKeys {
 export function holdRecordKey(mainKey: string, move: 'x' | 'h', holder: string): string {
   return `${mainKey}:rec:${move}:${holder}`;
 }
+
+/**
+ * A client's process identity (host, pid, name), written while it holds or waits
+ * (process-identity.ts). Under `{<prefix>:}`: one slot for every client of a prefix, so one read
+ * finds them all, and never a lock's (a lock name is never empty); the ACL pattern
+ * `{<prefix>:*` covers it.
+ */
+export function identityKey(keyPrefix: string, clientId: string): string {
+  return `{${keyPrefix}:}:client:${clientId}`;
+}

@@ -59,6 +59,13 @@ export interface LockClientOptions {
    * @default 'auto'
    */
   pubsub?: 'auto' | 'sharded' | 'classic';
+  /**
+   * A name for this client's process, shown with its host and pid beside each of its holds and
+   * waits by `locks.inspect(name)` and the `rlock` command (e.g. `'billing-worker'`): 1 to 128
+   * characters, no control characters.
+   * @default undefined (host and pid only)
+   */
+  clientName?: string;
 }
 
 export const DEFAULTS = {
@@ -66,6 +73,9 @@ export const DEFAULTS = {
   watchdogTimeout: 30_000,
   fairLockWaitTimeout: 5_000,
 } as const;
+
+/** The longest `clientName`, characters: a client's identity in Redis stays a few hundred bytes. */
+export const MAX_CLIENT_NAME_LENGTH = 128;
 
 /** How long a lock's wake-up subscription is kept after its last local waiter left, ms. */
 export const SUBSCRIPTION_LINGER_MS = 2_000;

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from './errors.js';
-import { DEFAULTS, MIN_LEASE_MS, replicaAck } from './options.js';
+import { DEFAULTS, MAX_CLIENT_NAME_LENGTH, MIN_LEASE_MS, replicaAck } from './options.js';
 import type { RedisPort, ReplicaAck } from './redis/port.js';
 
 /** The largest duration Redis PEXPIRE and Node timers both accept, ms. */
@@ -215,7 +215,19 @@ export function checkCount(value: unknown, option: string): number {
   return value;
 }
 
-const CLIENT_OPTIONS = ['keyPrefix', 'watchdogTimeout', 'fairLockWaitTimeout', 'maxHoldTime', 'subscriber', 'syncReplicas', 'pubsub'];
+const CLIENT_OPTIONS = ['keyPrefix', 'watchdogTimeout', 'fairLockWaitTimeout', 'maxHoldTime', 'subscriber', 'syncReplicas', 'pubsub', 'clientName'];
+
+/** `clientName`: 1 to MAX_CLIENT_NAME_LENGTH characters, none a control character (it is printed on terminals). */
+export function checkClientName(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  // eslint-disable-next-line no-control-regex
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_CLIENT_NAME_LENGTH || /[\u0000-\u001f\u007f]/.test(value)) {
+    throw new InvalidArgumentError(
+      `\`clientName\` must be a string of 1 to ${MAX_CLIENT_NAME_LENGTH} characters without control characters, got ${describe(value)}`,
+    );
+  }
+  return value;
+}
 
 /** A LockClient's options, checked, with their defaults; `subscriber` as given (the client checks it against the connection). */
 export interface ClientSettings {
@@ -226,6 +238,7 @@ export interface ClientSettings {
   readonly syncReplicas: ReplicaAck | undefined;
   readonly pubsub: 'auto' | 'sharded' | 'classic';
   readonly subscriber: unknown;
+  readonly clientName: string | undefined;
 }
 
 /** Checks a LockClient's `options` for the connection `redis`. */
@@ -249,5 +262,6 @@ export function checkClientOptions(options: unknown, redis: RedisPort): ClientSe
     throw new InvalidArgumentError(`\`pubsub: 'sharded'\` needs a client that keeps sharded subscriptions on a Cluster; ${redis.family} does not`);
   }
   const maxHoldTimeMs = checkMaxHoldTime(raw.maxHoldTime);
-  return { keyPrefix, watchdogTimeoutMs, fairLockWaitTimeoutMs, maxHoldTimeMs, syncReplicas, pubsub, subscriber: raw.subscriber };
+  const clientName = checkClientName(raw.clientName);
+  return { keyPrefix, watchdogTimeoutMs, fairLockWaitTimeoutMs, maxHoldTimeMs, syncReplicas, pubsub, subscriber: raw.subscriber, clientName };
 }

@@ -1,9 +1,9 @@
 import { createInterface } from 'node:readline/promises';
 import type { RedisConnection } from '../redis/connection.js';
 import type { RedisPort } from '../redis/port.js';
-import type { InspectScripts } from '../scripts/inspect-scripts.js';
+import type { LockScripts } from '../scripts/registry.js';
 import { LockClient } from '../client.js';
-import { inspectLock } from '../inspect/inspect.js';
+import { describeProcess, inspectWithProcesses } from '../inspect/identities.js';
 import type { InspectedKind, LockInspection } from '../inspect/types.js';
 import { NotFoundError, UsageError } from './errors.js';
 import { duration, renderInspection, table } from './format.js';
@@ -13,8 +13,8 @@ import { listLocks } from './list.js';
 export interface CommandContext {
   /** The connection, as rlock's port sees it. */
   readonly redis: RedisPort;
-  /** The inspect script on that connection. */
-  readonly inspect: InspectScripts;
+  /** rlock's scripts on that connection (the inspect and identity reads). */
+  readonly scripts: LockScripts;
   /** The same connection, as the client library made it. */
   readonly connection: RedisConnection;
   readonly keyPrefix: string;
@@ -27,9 +27,9 @@ export interface CommandContext {
 export const KINDS: readonly InspectedKind[] = ['lock', 'fenced', 'fair', 'read-write'];
 
 async function findLock(ctx: CommandContext, name: string, kind: InspectedKind | undefined): Promise<LockInspection> {
-  const view = await inspectLock(ctx.inspect, ctx.keyPrefix, name);
+  const view = await inspectWithProcesses(ctx.scripts, ctx.keyPrefix, name);
   if (!view) throw new NotFoundError(`no lock "${name}" under prefix "${ctx.keyPrefix}" (nothing of it is in Redis: free, or never used)`);
-  // A held fair lock whose queue is empty shows no queue key: it looks like a plain lock.
+  // A fair lock an older rlock took, with an empty queue, has no `fair` mark: it looks like a plain lock.
   if (kind !== undefined && view.kind !== kind && !(kind === 'fair' && view.kind === 'lock')) {
     throw new NotFoundError(`lock "${name}" is a ${view.kind} lock, not a ${kind} lock`);
   }
@@ -42,7 +42,7 @@ export async function inspectCommand(ctx: CommandContext, name: string, kind: In
 }
 
 export async function listCommand(ctx: CommandContext, match: string): Promise<void> {
-  const locks = await listLocks(ctx.redis, ctx.inspect, ctx.keyPrefix, match);
+  const locks = await listLocks(ctx.redis, ctx.scripts, ctx.keyPrefix, match);
   if (ctx.json) ctx.out(JSON.stringify({ prefix: ctx.keyPrefix, match, locks }));
   else if (locks.length > 0) {
     const rows = locks.map((l) => [
@@ -51,8 +51,9 @@ export async function listCommand(ctx: CommandContext, match: string): Promise<v
       l.holders === undefined ? '-' : l.holders === 0 ? 'free' : String(l.holders),
       l.ttl === undefined || l.ttl === -2 ? '-' : duration(l.ttl),
       l.waiting === undefined ? '-' : String(l.waiting),
+      l.heldBy === undefined || l.heldBy.length === 0 ? '-' : l.heldBy.map(describeProcess).join(', '),
     ]);
-    ctx.out(table(['NAME', 'KIND', 'HOLDERS', 'TTL', 'WAITING'], rows, '').join('\n'));
+    ctx.out(table(['NAME', 'KIND', 'HOLDERS', 'TTL', 'WAITING', 'HELD BY'], rows, '').join('\n'));
   }
   if (locks.length === 0) throw new NotFoundError(`no lock under prefix "${ctx.keyPrefix}" matches "${match}"`);
 }
@@ -69,7 +70,7 @@ async function confirm(question: string): Promise<boolean> {
 export async function forceUnlockCommand(ctx: CommandContext, name: string, kind: InspectedKind | undefined, yes: boolean): Promise<void> {
   const view = await findLock(ctx, name, kind);
   if (view.holders.length === 0) throw new NotFoundError(`lock "${name}" is not held: nothing to remove`);
-  const what = view.holders.map((h) => `${h.mode ? `${h.mode} ` : ''}${h.owner} (holds ${h.holdCount}, TTL ${duration(h.ttl)})`);
+  const what = view.holders.map((h) => `${h.mode ? `${h.mode} ` : ''}${h.owner} (holds ${h.holdCount}, TTL ${duration(h.ttl)}, ${describeProcess(h.process)})`);
   if (!yes) {
     if (!process.stdin.isTTY) throw new UsageError(`force-unlock of "${name}" needs --yes when there is no terminal to ask on`);
     process.stderr.write(`${renderInspection(view, ctx.keyPrefix)}\n`);
@@ -101,7 +102,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 export async function watchCommand(ctx: CommandContext, name: string, kind: InspectedKind | undefined, intervalMs: number, count: number): Promise<void> {
   const clear = !ctx.json && process.stdout.isTTY;
   for (let turn = 1; turn <= count && !ctx.stopped(); turn += 1) {
-    const view = await inspectLock(ctx.inspect, ctx.keyPrefix, name);
+    const view = await inspectWithProcesses(ctx.scripts, ctx.keyPrefix, name);
     if (view && kind !== undefined && view.kind !== kind && !(kind === 'fair' && view.kind === 'lock')) {
       throw new NotFoundError(`lock "${name}" is a ${view.kind} lock, not a ${kind} lock`);
     }

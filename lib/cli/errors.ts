@@ -1,4 +1,7 @@
-/** Exit codes of the `rlock` command (see docs/operations.md). */
+/**
+ * Exit codes of the `rlock` command, one meaning each across its commands (see docs/operations.md).
+ * `exec` exits with its command's status once the command ran (see ExecExit).
+ */
 export const ExitCode = {
   /** Done. */
   Ok: 0,
@@ -6,8 +9,12 @@ export const ExitCode = {
   NotFound: 1,
   /** Bad command line or `--url`; force-unlock without `--yes` and no terminal to ask on. */
   Usage: 2,
-  /** Redis could not be reached, refused a command, or failed. */
-  Connection: 3,
+  /** exec: the lock was not taken within `--wait`; the command did not run. */
+  NotTaken: 3,
+  /** exec: the lock was lost while the command ran; the command was stopped. */
+  Lost: 4,
+  /** Redis could not be reached, refused a command, or failed (exec: before its command started). */
+  Connection: 5,
 } as const;
 
 /** A bad command line: exit code 2. */

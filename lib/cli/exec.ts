@@ -5,19 +5,19 @@ import { LockAcquireTimeoutError } from '../errors.js';
 import type { Lease } from '../lease/lease.js';
 import { MIN_LEASE_MS } from '../options.js';
 import { MAX_DURATION_MS } from '../validate.js';
-import { UsageError } from './errors.js';
+import { ExitCode, UsageError } from './errors.js';
 import { signalStatus, type ExecSignals } from './exec-signals.js';
 
-/** Exit codes of `rlock exec` besides the command's own status (see `rlock --help`). */
+/** Exit codes of `rlock exec` besides the command's own status: the command's table (ExitCode), and the shell's. */
 export const ExecExit = {
   /** Bad command line. */
-  Usage: 2,
+  Usage: ExitCode.Usage,
   /** The lock was not taken within `--wait`: the command did not run. */
-  NotTaken: 3,
+  NotTaken: ExitCode.NotTaken,
   /** The lock was lost while the command ran: it was stopped (SIGTERM, then SIGKILL after 5 s). */
-  Lost: 4,
+  Lost: ExitCode.Lost,
   /** Redis could not be reached or failed before the command started. */
-  Redis: 5,
+  Redis: ExitCode.Connection,
   /** The command was found but could not be run. */
   CannotRun: 126,
   /** The command was not found. */

@@ -1,3 +1,4 @@
+import { describeProcess } from '../inspect/identities.js';
 import type { LockInspection } from '../inspect/types.js';
 
 /** A duration for people: `850 ms`, `29.6 s`, `4 min 05 s`; a TTL of -1 is `no TTL`. */
@@ -35,17 +36,18 @@ export function renderInspection(view: LockInspection, keyPrefix: string): strin
   if (held) {
     lines.push(`holders:  ${view.holders.length}`);
     const rw = view.kind === 'read-write';
-    const header = rw ? ['MODE', 'OWNER', 'HOLDS', 'TTL'] : ['OWNER', 'HOLDS', 'TTL'];
-    const rows = view.holders.map((h) => [...(rw ? [h.mode ?? '-'] : []), h.owner, String(h.holdCount), duration(h.ttl)]);
+    const header = rw ? ['MODE', 'OWNER', 'HOLDS', 'TTL', 'PROCESS'] : ['OWNER', 'HOLDS', 'TTL', 'PROCESS'];
+    const rows = view.holders.map((h) => [...(rw ? [h.mode ?? '-'] : []), h.owner, String(h.holdCount), duration(h.ttl), describeProcess(h.process)]);
     lines.push(...table(header, rows));
   }
   if (view.kind === 'fair' || view.queueLength > 0) {
     lines.push(`queue:    ${view.queueLength === 0 ? 'empty' : `${view.queueLength} waiting, head first`}`);
-    if (view.queue.length > 0) lines.push(...table(['#', 'WAITER', 'WAITED'], view.queue.map((w, i) => [String(i + 1), w.owner, duration(w.waitedMs)])));
+    const queued = view.queue.map((w, i) => [String(i + 1), w.owner, duration(w.waitedMs), describeProcess(w.process)]);
+    if (queued.length > 0) lines.push(...table(['#', 'WAITER', 'WAITED', 'PROCESS'], queued));
   }
   const waiting = (title: string, count: number, list: LockInspection['waitingClients']): void => {
     lines.push(`${title}${count === 0 ? 'none' : count}`);
-    if (list.length > 0) lines.push(...table(['CLIENT', 'WAITING'], list.map((c) => [c.clientId, duration(c.waitedMs)])));
+    if (list.length > 0) lines.push(...table(['CLIENT', 'WAITING', 'PROCESS'], list.map((c) => [c.clientId, duration(c.waitedMs), describeProcess(c.process)])));
   };
   if (view.kind === 'read-write') {
     waiting('waiting writers (clients): ', view.waitingClientCount, view.waitingClients);

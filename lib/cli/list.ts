@@ -1,6 +1,8 @@
-import type { InspectScripts } from '../scripts/inspect-scripts.js';
+import type { LockScripts } from '../scripts/registry.js';
 import type { RedisPort, ServerNode } from '../redis/port.js';
 import { inspectLock } from '../inspect/inspect.js';
+import { clientIdsOf, readIdentities, withProcesses } from '../inspect/identities.js';
+import type { ProcessIdentity } from '../inspect/types.js';
 
 /** One row of `rlock list`. */
 export interface ListedLock {
@@ -13,6 +15,10 @@ export interface ListedLock {
   readonly ttl: number | undefined;
   /** Waiting calls (fair queue) or clients (the others). */
   readonly waiting: number | undefined;
+  /** A lock's holders' processes, in holder order (null: unknown); undefined for other objects. */
+  readonly heldBy?: readonly (ProcessIdentity | null)[];
+  /** A lock's waiters' processes (fair queue head first, then waiting clients); undefined for other objects. */
+  readonly waitedBy?: readonly (ProcessIdentity | null)[];
 }
 
 /** What follows the `{prefix:name}` hash tag in rlock's keys (lib/keys.ts). */
@@ -49,7 +55,7 @@ async function scanNode(node: ServerNode, pattern: string, into: Set<string>): P
  * SCAN on the server, or on every master of a Cluster, keys grouped by lock, then one look at
  * each lock. Sorted by name.
  */
-export async function listLocks(redis: RedisPort, inspect: InspectScripts, keyPrefix: string, match: string): Promise<ListedLock[]> {
+export async function listLocks(redis: RedisPort, scripts: LockScripts, keyPrefix: string, match: string): Promise<ListedLock[]> {
   const pattern = `{${globEscape(keyPrefix)}:${match}}*`;
   const keys = new Set<string>();
   await Promise.all((await redis.masters()).map((node) => scanNode(node, pattern, keys)));
@@ -63,15 +69,19 @@ export async function listLocks(redis: RedisPort, inspect: InspectScripts, keyPr
   }
   const names = [...suffixes.keys()].sort();
   const listed: ListedLock[] = [];
-  // One look per lock, 50 at a time.
+  // One look per lock, 50 at a time, then one read of the processes of their holders and waiters.
   for (let i = 0; i < names.length; i += 50) {
     const batch = names.slice(i, i + 50);
-    const views = await Promise.all(batch.map((name) => inspectLock(inspect, keyPrefix, name)));
+    const views = await Promise.all(batch.map((name) => inspectLock(scripts.inspect, keyPrefix, name)));
+    const identities = await readIdentities(scripts, keyPrefix, views.flatMap((view) => (view ? clientIdsOf(view) : [])));
     batch.forEach((name, j) => {
-      const view = views[j];
-      if (view) {
+      const seen = views[j];
+      if (seen) {
+        const view = withProcesses(seen, identities);
         const waiting = view.kind === 'fair' ? view.queueLength : view.waitingClientCount + view.waitingReaderCount;
-        listed.push({ name, kind: view.kind, holders: view.holders.length, ttl: view.ttl, waiting });
+        const heldBy = view.holders.map((h) => h.process ?? null);
+        const waitedBy = [...view.queue, ...view.waitingClients, ...view.waitingReaders].map((w) => w.process ?? null);
+        listed.push({ name, kind: view.kind, holders: view.holders.length, ttl: view.ttl, waiting, heldBy, waitedBy });
         return;
       }
       const found = [...suffixes.get(name)!];

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { forceUnlockCommand, inspectCommand, KINDS, listCommand, watchCommand, type CommandContext } from './commands.js';
 import { parseTarget } from './connect.js';
-import { execCommand, ExecExit, parseExec, waitEndedBy, type ExecRequest } from './exec.js';
+import { execCommand, parseExec, waitEndedBy, type ExecRequest } from './exec.js';
 import { ExecSignals, WaitEnded } from './exec-signals.js';
 import { openConnection, type OpenConnection } from './open-connection.js';
 import { redisPortOf } from '../redis/detect.js';
@@ -41,15 +41,17 @@ Options:
   --lease MS        exec: hold the lock with a fixed lease of MS ms (default: renewed while the command runs)
   --help, -h        this help;  --version, -V  the version
 
-Exit codes: 0 done; 1 no such lock (of that kind) or nothing to do; 2 bad usage or URL;
-3 Redis unreachable, refused or failed.
-rlock exec exits with the command's status (128 + N when signal N ended it), else: 2 bad usage;
-3 the lock was not taken within --wait (the command did not run); 4 the lock was lost while the
-command ran, and the command was stopped (SIGTERM, then SIGKILL after 5 s); 5 Redis unreachable
-or failed before the command started; 126 the command could not be run; 127 it was not found;
-128 + N when SIGINT, SIGTERM, SIGHUP or SIGQUIT (signal N) came while it connected or waited for
-the lock (the command did not run). SIGUSR1 and SIGUSR2 are ignored until the command runs; once
-it runs, all six are passed on to it.`;
+Exit codes, one meaning each for every command:
+  0  done
+  1  no such lock (of that kind), or nothing to do (list found none, force-unlock of a free lock)
+  2  bad usage or URL
+  3  exec: the lock was not taken within --wait; the command did not run
+  4  exec: the lock was lost while the command ran; it was stopped (SIGTERM, SIGKILL after 5 s)
+  5  Redis unreachable, refused or failed (exec: before the command started)
+rlock exec otherwise exits with the command's status (128 + N when signal N ended it); 126 the
+command could not be run; 127 it was not found; 128 + N when SIGINT, SIGTERM, SIGHUP or SIGQUIT
+(signal N) came while it connected or waited for the lock (the command did not run). SIGUSR1 and
+SIGUSR2 are ignored until the command runs; once it runs, all six are passed on to it.`;
 
 function version(): string {
   const require = createRequire(import.meta.url);
@@ -145,13 +147,13 @@ async function main(argv: string[], out: (text: string) => void = (text) => void
     } catch (error) {
       if (exec && error instanceof WaitEnded) return waitEndedBy(error.signal, exec, err);
       err(`rlock: cannot connect to ${target.display}: ${describe(error)}`);
-      return exec ? ExecExit.Redis : ExitCode.Connection;
+      return ExitCode.Connection;
     }
     if (exec && signals) return await execCommand(opened.connection, values.prefix, exec, signals, err);
     process.on('SIGINT', onSigint);
     const { connection } = opened;
     const redis = redisPortOf(connection, 'connection');
-    const ctx: CommandContext = { redis, inspect: new LockScripts(redis, 'rlock-cli').inspect, connection, keyPrefix: values.prefix, json: values.json, out, stopped: () => stopped };
+    const ctx: CommandContext = { redis, scripts: new LockScripts(redis, 'rlock-cli'), connection, keyPrefix: values.prefix, json: values.json, out, stopped: () => stopped };
     if (command === 'inspect') await inspectCommand(ctx, name, kind);
     else if (command === 'list') await listCommand(ctx, values.match);
     else if (command === 'force-unlock') await forceUnlockCommand(ctx, name, kind, values.yes);
@@ -164,7 +166,7 @@ async function main(argv: string[], out: (text: string) => void = (text) => void
     // parseArgs' own errors (unknown option, missing value) are usage errors too.
     if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) return ExitCode.Usage;
     // A LockRedisError, or anything else from Redis or the connection.
-    return exec ? ExecExit.Redis : ExitCode.Connection;
+    return ExitCode.Connection;
   } finally {
     process.off('SIGINT', onSigint);
     opened?.close();

@@ -5,8 +5,8 @@ import type { InspectedKind, LockHolder, LockInspection, QueuedWaiter, WaitingCl
 /** Tickets below this are arrival numbers from an older rlock, not server times (ms). */
 const MIN_TICKET_TIME = 1e12;
 
-/** Hash fields of an exclusive lock that are no owner. */
-const NOT_OWNERS = new Set(['waited', 'token']);
+/** Hash fields of an exclusive lock that are no owner: a fenced lock's token, a fair lock's mark. */
+const NOT_OWNERS = new Set(['waited', 'token', 'fair']);
 
 /** The holders of an exclusive lock's hash (reentrant, fenced, fair): owner → hold count, one TTL. */
 export function exclusiveHoldersOf(state: RawLockState): LockHolder[] {
@@ -58,7 +58,7 @@ export function kindOf(state: RawLockState): InspectedKind | undefined {
     return 'read-write';
   }
   if (state.tokenCounter !== null || fields.has('token')) return 'fenced';
-  if (state.queueCount > 0) return 'fair';
+  if (state.queueCount > 0 || fields.has('fair')) return 'fair';
   if (state.pttl !== -2 || state.waiterCount > 0) return 'lock';
   return undefined;
 }

@@ -1,6 +1,7 @@
 -- Acquire or re-enter a fair lock for an owner, in queue order. A waiting call that does not get
 -- it joins the queue, or checks in (keeps its place) if it is queued already.
--- KEYS[1] lock hash: owner id -> hold count; its TTL is the lease
+-- KEYS[1] lock hash: owner id -> hold count, 'fair' -> 1 (names the kind for inspections, also
+--         with an empty queue); its TTL is the lease
 -- KEYS[2] queue: waiter id -> ticket (arrival order: the server ms it joined, made unique and
 --         increasing, so an inspection can tell how long each has waited)
 -- KEYS[3] timeouts: waiter id -> server time (ms) at which it loses its place
@@ -31,6 +32,7 @@ if ttl == -2 then
   local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
   if head == nil or head == waiter then
     enter_hold(KEYS[1], ARGV[1], ARGV[5], ARGV[2], true)
+    redis.call('HSET', KEYS[1], 'fair', 1)
     leave_queue()
     return nil
   end

@@ -2,7 +2,7 @@
 -- nothing, so it may run anywhere a read may (Redis 6.2+; all keys share the lock's hash slot).
 -- Holds and waiters whose time ran out are left out, as the changing scripts would drop them.
 -- KEYS[1] lock hash: exclusive kinds owner id -> hold count ('log:' .. owner: call log, 'waited',
---         fenced 'token'); read-write 'writer', 'writes', 'wuntil', 'r:' .. owner (read-write-holds.lua)
+--         fenced 'token', fair 'fair'); read-write 'writer', 'writes', 'wuntil', 'r:' .. owner (read-write-holds.lua)
 -- KEYS[2] waiter set (exclusive lock, or a read-write lock's writers): client id -> server ms of
 --         registration
 -- KEYS[3] readers' waiter set of a read-write lock (same layout)

@@ -1,5 +1,6 @@
 import { ElectionScripts } from './election-scripts.js';
 import { FairLockScripts } from './fair-scripts.js';
+import { IdentityScripts } from './identity-scripts.js';
 import { InspectScripts } from './inspect-scripts.js';
 import { LeaseMoveScripts } from './lease-move-scripts.js';
 import { ExclusiveLockScripts } from './lock-scripts.js';
@@ -34,6 +35,8 @@ export class LockScripts {
   readonly election: ElectionScripts;
   /** The one read of every key of a lock (`rlock inspect`, the holder and queue queries). */
   readonly inspect: InspectScripts;
+  /** The read of clients' process identities (inspections). */
+  readonly identities: IdentityScripts;
   /** The request ids of this client's changing calls (request-window.ts). */
   readonly requests: RequestWindow;
 
@@ -48,5 +51,6 @@ export class LockScripts {
     this.leaseMoves = new LeaseMoveScripts(runner);
     this.election = new ElectionScripts(runner);
     this.inspect = new InspectScripts(runner);
+    this.identities = new IdentityScripts(runner);
   }
 }

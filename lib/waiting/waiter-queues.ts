@@ -16,6 +16,8 @@ export interface WaiterQueuesConfig {
   readonly connectionKeyPrefix: string;
   readonly lingerMs: number;
   readonly onError: (error: unknown) => void;
+  /** Called at every wait (the client's process identity is written at its first). */
+  readonly waiting?: () => void;
 }
 
 /** How long close() waits for the calls its queues sent on their way out, ms. */
@@ -131,7 +133,8 @@ export class WaiterQueues {
   }
 
   #getOrCreate<Q extends WakeChannel>(queues: Map<string, Q>, prefix: string, create: (hooks: WakeChannelHooks) => Q): Q {
-    const { subscriber, onError } = this.#config;
+    const { subscriber, onError, waiting } = this.#config;
+    waiting?.();
     const channel = this.#channel(prefix);
     const existing = queues.get(channel);
     if (existing) return existing;

@@ -51,6 +51,6 @@ describe('rlock CLI through Sentinel', () => {
     expect(forced.code).toBe(0);
     expect(await locks.getLock('via-sentinel').isLocked()).toBe(false);
     const wrongMaster = await rlock(['list', '--url', url.replace(set.name, 'no-such-master')]);
-    expect(wrongMaster.code).toBe(3);
+    expect(wrongMaster.code).toBe(5);
   });
 });

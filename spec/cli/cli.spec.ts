@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { parseTarget } from '../../lib/cli/connect.js';
 import { parseKey } from '../../lib/cli/list.js';
@@ -108,7 +109,7 @@ describe('rlock CLI', () => {
     const all = await rlock(['list', ...common()]);
     expect(all.code).toBe(0);
     const lines = all.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^NAME\s+KIND\s+HOLDERS\s+TTL\s+WAITING$/);
+    expect(lines[0]).toMatch(/^NAME\s+KIND\s+HOLDERS\s+TTL\s+WAITING\s+HELD BY$/);
     expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 3))).toEqual([
       ['fenced:1', 'fenced', 'free'],
       ['job:1', 'lock', '1'],
@@ -161,14 +162,14 @@ describe('rlock CLI', () => {
     expect(text.stdout).toContain('free (nothing of it is in Redis)');
   });
 
-  it('usage and connection errors: exit 2 and 3, with what was wrong', async () => {
+  it('usage and connection errors: exit 2 and 5, with what was wrong', async () => {
     const cases: [string[], number, string][] = [
       [[], 2, 'no command'],
       [['frobnicate'], 2, 'unknown command'],
       [['inspect'], 2, 'one lock name'],
       [['list', '--bogus'], 2, "Unknown option '--bogus'"],
       [['inspect', 'x', '--url', 'http://localhost'], 2, 'bad --url'],
-      [['inspect', 'x', '--url', 'redis://127.0.0.1:1'], 3, 'cannot connect to redis://127.0.0.1:1: connect ECONNREFUSED'],
+      [['inspect', 'x', '--url', 'redis://127.0.0.1:1'], 5, 'cannot connect to redis://127.0.0.1:1: connect ECONNREFUSED'],
       [['watch', 'x', '--interval', '0'], 2, '--interval must be a positive whole number'],
     ];
     for (const [args, code, message] of cases) {
@@ -178,7 +179,54 @@ describe('rlock CLI', () => {
     }
     const help = await rlock(['--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain('Exit codes: 0 done; 1 no such lock');
+    expect(help.stdout).toContain('Exit codes, one meaning each for every command:');
+    expect(help.stdout).toMatch(/ 5 {2}Redis unreachable/);
+    expect(help.stdout).toMatch(/ 3 {2}exec: the lock was not taken/);
+  });
+
+  it('inspect and list name the process of each holder and waiter (host pid name), unknown when it wrote none', async () => {
+    const holder = fx.client({ clientName: 'billing-worker' });
+    const waiter = fx.client();
+    const lease = await holder.getLock('orders').acquire();
+    const waiting = waiter.getLock('orders').tryLock(10_000);
+    waiting.catch(() => undefined);
+    await until(async () => (await fx.redis().zcard(`{${fx.prefix}:orders}:waiters`)) === 1);
+    const named = `${hostname()} ${process.pid} billing-worker`;
+
+    const text = await rlock(['inspect', 'orders', ...common()]);
+    expect(text.stdout).toMatch(/OWNER\s+HOLDS\s+TTL\s+PROCESS/);
+    expect(text.stdout).toMatch(new RegExp(`${lease.owner}\\s+1\\s+\\S+ s\\s+${named}`));
+    expect(text.stdout).toMatch(new RegExp(`${waiter.id}\\s+\\S+ m?s\\s+${hostname()} ${process.pid}\n`));
+    const json = JSON.parse((await rlock(['inspect', 'orders', '--json', ...common()])).stdout) as { holders: { process: unknown }[]; waitingClients: { process: unknown }[] };
+    expect(json.holders[0]!.process).toMatchObject({ host: hostname(), pid: process.pid, name: 'billing-worker' });
+    expect(json.waitingClients[0]!.process).toMatchObject({ host: hostname(), pid: process.pid });
+
+    const redis = fx.redis();
+    await redis.hset(`{${fx.prefix}:foreign}`, 'someone-else:1', 1);
+    await redis.pexpire(`{${fx.prefix}:foreign}`, 30_000);
+    const list = await rlock(['list', ...common()]);
+    const rows = list.stdout.trim().split('\n');
+    expect(rows[0]).toMatch(/^NAME\s+KIND\s+HOLDERS\s+TTL\s+WAITING\s+HELD BY$/);
+    expect(rows[1]).toMatch(/^foreign\s+lock\s+1\s+.*unknown process$/);
+    expect(rows[2]).toMatch(new RegExp(`^orders\\s+lock\\s+1\\s+.*${named}$`));
+    const listed = JSON.parse((await rlock(['list', '--json', ...common()])).stdout) as { locks: { name: string; heldBy: unknown[]; waitedBy: unknown[] }[] };
+    expect(listed.locks[1]).toMatchObject({ name: 'orders', heldBy: [{ name: 'billing-worker' }], waitedBy: [{ pid: process.pid }] });
+    expect(listed.locks[0]).toMatchObject({ name: 'foreign', heldBy: [null], waitedBy: [] });
+
+    await lease.release();
+    expect(await waiting).toBe(true);
+    await waiter.getLock('orders').unlock();
+  });
+
+  it('a fair lock is listed and inspected as fair with an empty queue', async () => {
+    const lease = await fx.client().getFairLock('exports').acquire();
+    const list = await rlock(['list', ...common()]);
+    expect(list.stdout.trim().split('\n')[1]).toMatch(/^exports\s+fair\s+1\s/);
+    const text = await rlock(['inspect', 'exports', ...common()]);
+    expect(text.stdout).toContain('(fair lock, key');
+    expect(text.stdout).toContain('queue:    empty');
+    expect((await rlock(['inspect', 'exports', '--kind', 'lock', ...common()])).code).toBe(1);
+    await lease.release();
   });
 
   it('parses --url forms: redis, rediss, Sentinel, Cluster seeds', () => {

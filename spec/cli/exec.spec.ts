@@ -160,7 +160,7 @@ describe('rlock exec', () => {
     expect(await fx.redis().exists(key('job'))).toBe(0);
   }, 90_000);
 
-  it('exits 127 for a command not found (the lock freed), 5 when Redis is unreachable', async () => {
+  it('exits 127 for a command not found (the lock freed), 5 when Redis is unreachable (as every command)', async () => {
     const missing = await rlock(['exec', 'job', ...common(), '--', 'rlock-no-such-command-here']).done;
     expect(missing.code).toBe(127);
     expect(await fx.redis().exists(key('job'))).toBe(0);
@@ -169,7 +169,7 @@ describe('rlock exec', () => {
   }, 60_000);
 
   it('bad usage exits 2 before connecting; --help documents the exit codes', async () => {
-    // An unreachable URL: a usage error must come before any connection attempt (else 5).
+    // An unreachable URL: a usage error must come before any connection attempt (else 3).
     const url = ['--url', 'redis://127.0.0.1:1'];
     for (const args of [
       ['exec', 'job', ...url, '--'],
@@ -187,7 +187,8 @@ describe('rlock exec', () => {
     const help = await rlock(['--help']).done;
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('rlock exec <name> [--wait MS] [--lease MS] -- <command>');
-    expect(help.stdout).toMatch(/3 the lock was not taken within --wait/);
-    expect(help.stdout).toMatch(/4 the lock was lost while the\s+command ran/);
+    expect(help.stdout).toMatch(/ 5 {2}Redis unreachable, refused or failed \(exec: before the command started\)/);
+    expect(help.stdout).toMatch(/ 4 {2}exec: the lock was lost while the command ran/);
+    expect(help.stdout).toMatch(/ 3 {2}exec: the lock was not taken within --wait/);
   }, 120_000);
 });

@@ -25,7 +25,8 @@ export interface LockFixture {
   lockConnection(options?: ConnectionOptions): RedisConnection;
   /**
    * Every key under this test's prefix (SCAN, never KEYS/FLUSHALL on a shared server), except the
-   * short-lived records that answer resent calls (see `records`).
+   * short-lived records that answer resent calls (see `records`) and the clients' process
+   * identities (`{<prefix>:}:client:<id>`, spec/inspect/process-identity.spec.ts checks them).
    */
   keys(connection?: Redis): Promise<string[]>;
   /** The records of final releases and forceUnlocks under this test's prefix, with their PTTLs. */
@@ -88,7 +89,7 @@ export function useLockFixture(): LockFixture {
     redis,
     client: (options = {}, connection) => track(new LockClient(connection ?? lockConnection(), { keyPrefix: prefix, ...options })),
     lockConnection,
-    keys: async (connection) => (await scanAll(connection)).filter((key) => !isRecord(key)),
+    keys: async (connection) => (await scanAll(connection)).filter((key) => !isRecord(key) && !isIdentityKey(key)),
     records: async (connection) => {
       const records = (await scanAll(connection)).filter(isRecord);
       const conn = connection ?? admin!;
@@ -117,6 +118,9 @@ export class OverlapProbe {
 
 /** A record that answers a resent final release or forceUnlock: it expires by itself. */
 export const isRecord = (key: string): boolean => key.includes(':rec:');
+
+/** A client's process identity key (lib/keys.ts identityKey), written while it holds or waits. */
+export const isIdentityKey = (key: string): boolean => /:\}:client:/.test(key);
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
