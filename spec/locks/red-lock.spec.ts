@@ -20,7 +20,7 @@ import {
 import { freePort, spawnRedis, type SpawnedRedis } from '../../tools/redis-server.js';
 import { CommandRecorder } from '../helpers/command-stats.js';
 import { contend, type ContendResult } from '../helpers/contend.js';
-import { isRecord, OverlapProbe, sleep } from '../helpers/fixtures.js';
+import { isIdentityKey, isRecord, OverlapProbe, sleep } from '../helpers/fixtures.js';
 import { childBundle } from '../../tools/spec-children.js';
 
 const NODES = 5;
@@ -84,7 +84,7 @@ describe('RedLock over 5 independent redis-servers', () => {
             cursor = next;
             found.push(...batch);
           } while (cursor !== '0');
-          return found.filter((key) => !isRecord(key)).sort();
+          return found.filter((key) => !isRecord(key) && !isIdentityKey(key)).sort();
         } catch {
           return null;
         } finally {

@@ -86,7 +86,7 @@ async function semaphoreHeld(admin: Redis, key: string, owner: string): Promise<
   return `${key} has ${owner} until ${Number(score) - serverMs} ms from now`;
 }
 
-/** Keys left under the run's prefix that should not be there: everything but token counters and records with a TTL. */
+/** Keys left under the run's prefix that should not be there: everything but token counters, and records and process identities with a TTL. */
 async function leftoverKeys(): Promise<string[]> {
   const left: string[] = [];
   for (const [id, admin] of admins) {
@@ -99,6 +99,8 @@ async function leftoverKeys(): Promise<string[]> {
         const ttl = await admin.pttl(key);
         if (ttl === -2) continue;
         if (key.includes('}:rec:') && ttl > 0) continue;
+        // A client's process identity: deleted by close(), a killed worker's ends with its TTL.
+        if (key.includes('}:client:') && ttl > 0) continue;
         left.push(`${key} on server ${id} (${await admin.type(key)}, pttl ${ttl})`);
       }
     } while (cursor !== '0');
