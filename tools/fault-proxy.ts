@@ -26,8 +26,8 @@ export interface FaultProxy {
    * n-th the client's socket is reset, so ioredis reconnects and resends them. `thenBlackhole`:
    * enter blackhole mode at that reset. Applies to the first connection that sends a command
    * (or open connection number `connection`, counted from 0 in accept order). Commands a client
-   * or rlock sends on its own (HOUSEKEEPING: health checks, handshakes, the eviction-policy
-   * check at a client's first call) are neither counted nor swallowed: whenever they go, the
+   * or rlock sends on its own (isHousekeeping: health checks, handshakes, the eviction-policy
+   * check at a client's first call, a LockClient's process identity) are neither counted nor swallowed: whenever they go, the
    * swallow catches the calls under test.
    */
   swallowReplies(n: number, options?: { thenBlackhole?: boolean; connection?: number }): void;
@@ -85,6 +85,16 @@ class Pipe {
 /** Commands never swallowed (see swallowReplies), by name in lower case. */
 const HOUSEKEEPING = new Set(['ping', 'echo', 'hello', 'auth', 'select', 'client', 'info', 'config', 'cluster', 'command']);
 
+/**
+ * Whether a command is housekeeping: one of HOUSEKEEPING, or a LockClient writing or deleting its
+ * process identity (`…:client:<id>`), which it sends on its own after its first hold, at a time
+ * that depends on the client family.
+ */
+const isHousekeeping = (head: string, key: string): boolean => {
+  const name = head.toLowerCase();
+  return HOUSEKEEPING.has(name) || ((name === 'set' || name === 'del') && key.includes(':client:'));
+};
+
 interface Swallow {
   /** How many commands are still to be caught. */
   left: number;
@@ -130,10 +140,10 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
   };
 
   const fromClient = (conn: Connection, chunk: Buffer): void => {
-    for (const { head } of conn.commands.feedValues(chunk)) {
+    for (const { head, key } of conn.commands.feedValues(chunk)) {
       const index = conn.sent;
       conn.sent += 1;
-      if (HOUSEKEEPING.has(head.toLowerCase())) continue;
+      if (isHousekeeping(head, key)) continue;
       // Replies to the commands sent before still pass.
       if (armed && (armed.connection === undefined || armed.connection === conn)) {
         conn.swallow = { left: armed.n, replies: new Set(), thenBlackhole: armed.thenBlackhole };

@@ -8,6 +8,8 @@ export interface RespValueEnd {
   push: boolean;
   /** The value's first element when it is an aggregate (a command's name, a push's kind), else ''. */
   head: string;
+  /** Its second element when that is a string (a command's first key, a push's channel), else ''. */
+  key: string;
 }
 
 /** The first element of the RESP3 pushes that confirm a (un)subscription: their command's reply. */
@@ -37,12 +39,14 @@ export class RespCounter {
   readonly #open: number[] = [];
   /** Whether the top-level value being read is a push. */
   #push = false;
-  /** While the first element of a top-level aggregate is still to come. */
-  #first = false;
-  /** That first element (a bulk string: a command's name, a push's kind), read so far. */
+  /** Elements of the top-level aggregate begun so far (the first two are captured). */
+  #element = 0;
+  /** Its first element (a bulk string: a command's name, a push's kind), read so far. */
   #head = '';
-  /** Whether the bulk string being skipped is that first element. */
-  #capturing = false;
+  /** Its second element (a command's first key), read so far. */
+  #key = '';
+  /** Which captured element the bulk string being skipped is: 1 (head), 2 (key) or 0 (neither). */
+  #capturing = 0;
 
   constructor(options: { inline?: boolean } = {}) {
     this.#inline = options.inline ?? false;
@@ -60,7 +64,8 @@ export class RespCounter {
     while (at < chunk.length) {
       if (this.#bulkLeft > 0) {
         const take = Math.min(this.#bulkLeft, chunk.length - at);
-        if (this.#capturing) this.#head += chunk.toString('latin1', at, at + take);
+        if (this.#capturing === 1) this.#head += chunk.toString('latin1', at, at + take);
+        else if (this.#capturing === 2) this.#key += chunk.toString('latin1', at, at + take);
         at += take;
         this.#bulkLeft -= take;
         if (this.#bulkLeft === 0) this.#valueDone(at, ends);
@@ -85,10 +90,14 @@ export class RespCounter {
     if (this.#open.length === 0) {
       this.#push = type === '>';
       this.#head = '';
+      this.#key = '';
     }
-    // An aggregate's first element says what it is.
-    this.#capturing = this.#first && this.#open.length === 1 && BULK_TYPES.has(type);
-    if (this.#open.length === 1) this.#first = false;
+    // An aggregate's first element says what it is; its second, what it is about.
+    this.#capturing = 0;
+    if (this.#open.length === 1) {
+      this.#element += 1;
+      if (this.#element <= 2 && BULK_TYPES.has(type)) this.#capturing = this.#element;
+    }
     if (LINE_TYPES.has(type)) this.#valueDone(at, ends);
     else if (BULK_TYPES.has(type)) {
       if (size < 0) this.#valueDone(at, ends);
@@ -96,7 +105,7 @@ export class RespCounter {
     } else if (type in AGGREGATE_WIDTH) {
       if (size <= 0) this.#valueDone(at, ends);
       else {
-        if (this.#open.length === 0) this.#first = true;
+        if (this.#open.length === 0) this.#element = 0;
         this.#open.push(size * AGGREGATE_WIDTH[type]!);
       }
     } else if (this.#inline && this.#open.length === 0 && line.trim() !== '') {
@@ -109,7 +118,7 @@ export class RespCounter {
 
   /** A value ended at `at`: it completes its array, maybe several nested ones, or is top-level. */
   #valueDone(at: number, ends: RespValueEnd[]): void {
-    this.#capturing = false;
+    this.#capturing = 0;
     while (this.#open.length > 0) {
       const last = this.#open.length - 1;
       this.#open[last]! -= 1;
@@ -117,7 +126,9 @@ export class RespCounter {
       this.#open.pop();
     }
     const head = this.#head.slice(0, -2);
+    const key = this.#key.slice(0, -2);
     this.#head = '';
-    ends.push({ end: at, push: this.#push && !CONFIRMATIONS.has(head.toLowerCase()), head });
+    this.#key = '';
+    ends.push({ end: at, push: this.#push && !CONFIRMATIONS.has(head.toLowerCase()), head, key });
   }
 }

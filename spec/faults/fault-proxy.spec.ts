@@ -32,6 +32,16 @@ describe('RespCounter', () => {
     expect(heads.map((value) => value.head)).toEqual(['INCR', 'PING', '']);
   });
 
+  it('gives a command’s first key, also when split byte by byte, and nothing for a nested value', () => {
+    const commands = '*3\r\n$3\r\nDEL\r\n$5\r\nab:cd\r\n$1\r\nx\r\n*2\r\n$4\r\nEXEC\r\n*1\r\n$1\r\nk\r\n*1\r\n$4\r\nPING\r\n';
+    const keys = (chunks: Buffer[]): string[] => {
+      const counter = new RespCounter();
+      return chunks.flatMap((chunk) => counter.feedValues(chunk).map((value) => `${value.head} ${value.key}`));
+    };
+    expect(keys([Buffer.from(commands)])).toEqual(['DEL ab:cd', 'EXEC ', 'PING ']);
+    expect(keys([...Buffer.from(commands)].map((byte) => Buffer.from([byte])))).toEqual(['DEL ab:cd', 'EXEC ', 'PING ']);
+  });
+
   it('counts the RESP3 pushes that confirm a subscription as replies, not as messages', () => {
     const replies = '>3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n:1\r\n>3\r\n$8\r\nsmessage\r\n$1\r\nc\r\n$1\r\nm\r\n>3\r\n$11\r\nunsubscribe\r\n$1\r\nc\r\n:0\r\n';
     const marks = (counter: RespCounter, chunks: Buffer[]): boolean[] => chunks.flatMap((chunk) => counter.feedValues(chunk).map((value) => value.push));
