@@ -5,6 +5,8 @@
 #           --no-save and the lockfile's put back at the end; none: the lockfile's
 #   :client the client-sensitive specs (CLIENT below) instead of the whole suite
 #   :core   the core subset (CORE below) instead of the whole suite
+#   :resp3  the specs whose outcome can depend on the reply protocol (RESP3 below)
+#   :server the specs whose outcome can depend on the server's version (SERVER below)
 #   :library the whole suite less the specs whose client is the same on every family (LIBRARY_EXCLUDE)
 # The servers are redis-server from PATH, or the binary RLOCK_TEST_SERVER names (tools/redis8.sh,
 # tools/valkey.sh).
@@ -31,6 +33,24 @@ CLIENT_EXCLUDE='processes\.spec\.ts$|^spec/faults/memory\.spec\.ts$|^spec/faults
 # model-based searches (spec/model: they drive ioredis connections of their own) and the torture
 # checker's (spec/torture: no client at all). `npm test` runs them on ioredis.
 LIBRARY_EXCLUDE='^spec/(cli|model|torture)/'
+# What RESP3 changes for a client: its replies (maps, nulls, booleans) and pub/sub as pushes on the
+# command connection, so the port and adapters, wake-ups and notices, the proxy's framing, the
+# topologies. A script's reply is converted alike in both protocols (no script calls
+# redis.setresp), so the scripts' specs run on RESP2 only.
+RESP3=(
+  spec/client.spec.ts spec/connection-failures.spec.ts spec/clients spec/locks
+  spec/waiting spec/leadership spec/synchronizers/latch.spec.ts
+  spec/faults/resubscribe.spec.ts spec/faults/resend.spec.ts spec/cluster spec/sentinel
+)
+# What a server's version changes: the scripts, pub/sub, the script cache and eviction, errors,
+# the topologies. The resends through the fault proxy are the client's and run on Redis 7.
+SERVER=(
+  spec/client.spec.ts spec/connection-failures.spec.ts spec/clients
+  spec/locks spec/scripts spec/ops/memory-limit.spec.ts
+  spec/waiting spec/synchronizers spec/leadership
+  spec/faults/script-cache.spec.ts spec/faults/redis-errors.spec.ts spec/faults/resubscribe.spec.ts
+  spec/cluster spec/sentinel
+)
 # Locks of every kind, the client families, resends through the fault proxy, the synchronizers.
 CORE=(spec/locks spec/clients spec/client.spec.ts spec/faults/resend.spec.ts spec/faults/silent-partition.spec.ts spec/synchronizers/semaphore.spec.ts spec/synchronizers/latch.spec.ts)
 
@@ -81,8 +101,10 @@ for entry in "$@"; do
     full) ;;
     client) mapfile -t files < <(find "${CLIENT[@]}" -name '*.spec.ts' | grep -Ev "$CLIENT_EXCLUDE" | sort) ;;
     core) files=("${CORE[@]}") ;;
+    resp3) mapfile -t files < <(find "${RESP3[@]}" -name '*.spec.ts' | grep -Ev "$CLIENT_EXCLUDE" | sort) ;;
+    server) mapfile -t files < <(find "${SERVER[@]}" -name '*.spec.ts' | grep -Ev "$CLIENT_EXCLUDE" | sort) ;;
     library) mapfile -t files < <(find spec -name '*.spec.ts' | grep -Ev "$LIBRARY_EXCLUDE" | sort) ;;
-    *) echo "unknown scope: $scope (full, client, core or library)" >&2; exit 2 ;;
+    *) echo "unknown scope: $scope (full, client, core, library, resp3 or server)" >&2; exit 2 ;;
   esac
   out="$results/$family-$installed-$scope.json"
   # The verdict is read from the JSON report below, so a failure there still reports.
