@@ -51,7 +51,9 @@ async function connectionIds(client: GlidePubSubClient): Promise<string> {
  * but says nothing of it, and notices published meanwhile are lost: while channels are
  * subscribed, the client's connection ids (CLIENT ID, on the connections that carry the
  * subscriptions) are read every second, and once they changed, or could not be read, waiters are
- * told to re-ask as soon as the subscriptions are live again.
+ * told to re-ask as soon as the subscriptions are live again. rlock's own client is closed when
+ * its last channel is left (after the waiters' linger) and made again at the next subscription:
+ * a GLIDE client keeps its process alive, and an idle LockClient must not.
  */
 export class GlidePubSub implements PubSubPort {
   readonly #make: GlideSubscriberFactory | undefined;
@@ -61,6 +63,8 @@ export class GlidePubSub implements PubSubPort {
   readonly #channels = new Set<string>();
   #timer: ReturnType<typeof setInterval> | undefined;
   #checking = false;
+  /** Subscriptions waiting for the client: it is not closed under them. */
+  #joining = 0;
   /** The connection ids last read; `suspect`: a reconnect may have lost notices since. */
   #ids: string | undefined;
   #suspect = false;
@@ -117,7 +121,13 @@ export class GlidePubSub implements PubSubPort {
 
   async subscribe(channel: string): Promise<void> {
     if (this.#closed) throw new Error('rlock: the pub/sub connection is closed');
-    const client = await this.#connection();
+    this.#joining += 1;
+    let client: GlidePubSubClient;
+    try {
+      client = await this.#connection();
+    } finally {
+      this.#joining -= 1;
+    }
     if (typeof (this.#sharded ? client.ssubscribe?.bind(client) : client.subscribe?.bind(client)) !== 'function') {
       throw new Error('rlock: this GLIDE client cannot subscribe after it was made (GLIDE 2.3 or later can)');
     }
@@ -143,8 +153,15 @@ export class GlidePubSub implements PubSubPort {
   async unsubscribe(channel: string): Promise<void> {
     this.#channels.delete(channel);
     if (this.#channels.size === 0) this.#stopRechecks();
-    const client = await this.#client;
+    const made = this.#client;
+    const client = await made?.catch(() => undefined);
     if (client === undefined || this.#closed) return;
+    if (this.#make !== undefined && this.#channels.size === 0 && this.#joining === 0 && this.#client === made) {
+      // Nothing left to hear: rlock's own client goes (the next subscription makes another).
+      this.#client = undefined;
+      client.close();
+      return;
+    }
     await this.#leave(client, [channel]);
   }
 

@@ -66,6 +66,28 @@ describe('Valkey GLIDE', () => {
     expect(await app.customCommand(['PING'])).toBe('PONG');
   });
 
+  it('rlock’s own pub/sub client goes when its last channel is left, and the next wait makes another that is woken', async () => {
+    const app = open();
+    const before = await pubsubClients();
+    const holder = locksOn(app);
+    const waiter = locksOn(app);
+    const waitOnce = async (): Promise<number> => {
+      const held = await holder.getLock('again').acquire({ leaseTime: 10_000 });
+      const waiting = waiter.getLock('again').tryLock(5_000, 10_000);
+      await until(async () => (await pubsubClients()) === before + 1);
+      const started = performance.now();
+      await held.release();
+      expect(await waiting).toBe(true);
+      const wokenMs = performance.now() - started;
+      await waiter.getLock('again').unlock();
+      return wokenMs;
+    };
+    expect(await waitOnce()).toBeLessThan(1_000);
+    // After the waiters' linger the channel is left: the client is closed, not kept open idle.
+    await until(async () => (await pubsubClients()) === before, 5_000);
+    expect(await waitOnce()).toBeLessThan(1_000);
+  });
+
   it('a subscriber of GLIDE is read from its message queue; rlock leaves its channels and keeps it open', async () => {
     const before = await pubsubClients();
     const subscriber = open();

@@ -3,11 +3,19 @@ import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { describe, expect, it } from 'vitest';
 import { LockClient } from '../../lib/index.js';
+import { SUBSCRIPTION_LINGER_MS } from '../../lib/options.js';
 import { childBundle } from '../../tools/spec-children.js';
 import { until, useLockFixture } from '../helpers/fixtures.js';
 
 /** How long a process may take to exit once its connection quit (the child's own exit, not a timer of rlock's). */
 const EXIT_WITHIN_MS = 2_000;
+
+/**
+ * On GLIDE, after a wait: rlock's own subscriber client (GLIDE's keeps the process alive) is closed
+ * when its last channel is left, at the end of the waiters' linger (SUBSCRIPTION_LINGER_MS), which
+ * began just before the quit.
+ */
+const GLIDE_EXIT_AFTER_WAIT_MS = SUBSCRIPTION_LINGER_MS + EXIT_WITHIN_MS;
 
 /** Runs the idle worker; resolves with how long after printing `quit` it exited, or rejects if it did not exit within `killAfterMs`. */
 function exitAfterQuit(args: string[], killAfterMs = 10_000): Promise<number> {
@@ -49,6 +57,13 @@ describe('an idle LockClient and the process', () => {
         expect(exitMs).toBeLessThan(EXIT_WITHIN_MS);
       });
     }
+  }
+
+  for (const mode of ['once', 'waited']) {
+    it(`a process exits once its connection closed, without locks.close() (GLIDE, ${mode === 'once' ? 'no wait' : 'after a wait'})`, async () => {
+      const exitMs = await exitAfterQuit(['glide', fx.url, fx.prefix, mode], 15_000);
+      expect(exitMs).toBeLessThan(mode === 'once' ? EXIT_WITHIN_MS : GLIDE_EXIT_AFTER_WAIT_MS);
+    });
   }
 
   /** The application's connection, named so CLIENT LIST finds it and what rlock duplicated from it. */

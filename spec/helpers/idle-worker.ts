@@ -1,20 +1,26 @@
 // Child process for the idle-client spec (spec/clients/idle-process.spec.ts):
-// node <bundle of this file> <ioredis|node-redis> <url> <prefix> <once|waited>
+// node <bundle of this file> <ioredis|node-redis|glide> <url> <prefix> <once|waited>
 // Takes and releases a lock (`waited`: after waiting for another client's release, so rlock's own
 // pub/sub connection is open), then quits its connection WITHOUT locks.close(), prints `quit`,
 // and should exit by itself: an idle LockClient never keeps a process alive.
+import { GlideClient } from '@valkey/valkey-glide';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { LockClient, type RedisConnection } from '../../lib/index.js';
 
 const [family, url, prefix, mode] = process.argv.slice(2);
-if (!family || !url || !prefix || !mode) throw new Error('usage: idle-worker <ioredis|node-redis> <url> <prefix> <once|waited>');
+if (!family || !url || !prefix || !mode) throw new Error('usage: idle-worker <ioredis|node-redis|glide> <url> <prefix> <once|waited>');
 
 /** The application's connection, and how it quits. */
 async function connect(): Promise<{ connection: RedisConnection; quit: () => Promise<unknown> }> {
   if (family === 'ioredis') {
     const redis = new Redis(url!);
     return { connection: redis, quit: () => redis.quit() };
+  }
+  if (family === 'glide') {
+    const { hostname, port } = new URL(url!);
+    const glide = await GlideClient.createClient({ addresses: [{ host: hostname, port: Number(port) }] });
+    return { connection: glide, quit: () => Promise.resolve(glide.close()) };
   }
   const client = await createClient({ url: url! }).connect();
   return { connection: client, quit: () => client.close() };
