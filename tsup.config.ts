@@ -28,8 +28,16 @@ export default defineConfig([
   // ESM: the package and the `rlock` command (package.json `bin`; executable, its source starts
   // with a hashbang) in one build, so the command imports the library's chunks instead of
   // carrying a copy of its own. `rlock/otel` is an entry of its own: only it loads
-  // @opentelemetry/api (an optional peer).
-  { ...shared, entry: { ...entry, cli: 'lib/cli/main.ts' }, format: ['esm'], splitting: true, dts: { entry }, clean: true },
+  // @opentelemetry/api (an optional peer). The renewal thread's program (`renewalThread`) is ESM
+  // for both builds: a Worker loads it by its path (lib/renewal-thread/worker-script.ts).
+  {
+    ...shared,
+    entry: { ...entry, cli: 'lib/cli/main.ts', 'renewal-worker': 'lib/renewal-thread/worker-main.ts' },
+    format: ['esm'],
+    splitting: true,
+    dts: { entry },
+    clean: true,
+  },
   // CJS: the package alone (the command is ESM).
   { ...shared, entry, format: ['cjs'], dts: { entry }, clean: false },
 ]);

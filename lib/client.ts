@@ -4,7 +4,7 @@ import { runInNewContext } from './context.js';
 import type { RedisConnection } from './redis/connection.js';
 import type { LockClientEvents, LockCore } from './core.js';
 import { LockClientClosedError, toLockError } from './errors.js';
-import { Holds } from './holding/holds.js';
+import { Holds, type Hold } from './holding/holds.js';
 import { adoptHandle } from './lease/adopt.js';
 import { checkLeaseHandle, type LeaseHandle } from './lease/lease-handle.js';
 import type { Lease } from './lease/lease.js';
@@ -32,6 +32,7 @@ import { Watchdog } from './holding/watchdog.js';
 import { warnUnheard } from './unheard-warning.js';
 import { ClientIdentity } from './inspect/process-identity.js';
 import { inspectWithProcesses, type LockInspection } from './inspect/identities.js';
+import { startRenewalThread, type RenewalThread } from './renewal-thread/renewal-thread.js';
 
 /**
  * The entry point: one per Redis connection (ioredis or iovalkey `Redis`/`Cluster`, node-redis
@@ -52,6 +53,8 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   readonly #core: LockCore;
   readonly #subscriber: NoticeSubscriber;
   readonly #identity: ClientIdentity;
+  /** `renewalThread`: renews watchdog-mode holds from a worker thread. */
+  readonly #thread: RenewalThread | undefined;
   #topology: Topology | undefined;
   #detecting: Promise<void> | undefined;
   #closed = false;
@@ -68,11 +71,13 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   constructor(connection: RedisConnection, options: LockClientOptions = {}) {
     super();
     const redis = redisPortOf(connection, 'redis');
-    const { keyPrefix, watchdogTimeoutMs, fairLockWaitTimeoutMs, maxHoldTimeMs, syncReplicas, pubsub, subscriber: given, clientName } = checkClientOptions(options, redis);
+    const settings = checkClientOptions(options, redis);
+    const { keyPrefix, watchdogTimeoutMs, fairLockWaitTimeoutMs, maxHoldTimeMs, syncReplicas, pubsub, subscriber: given, clientName } = settings;
     this.#identity = new ClientIdentity(redis, keyPrefix, this.id, clientName);
     const subscriber: PubSubFactory = given === undefined ? defaultSubscriber(redis) : subscriberOf(given, redis);
 
     const onError = (error: unknown): void => void this.emit('error', error);
+    const renewed = (hold: Hold): void => void this.emit('renewed', { name: hold.target.name, owner: hold.owner });
     this.#subscriber = new NoticeSubscriber(onError);
     const connectionKeyPrefix = redis.keyPrefix;
     if (redis.deployment !== 'cluster') {
@@ -114,10 +119,8 @@ export class LockClient extends EventEmitter<LockClientEvents> {
         topology: () => this.#currentTopology(),
         syncReplicas,
         clientId: this.id,
-        listener: {
-          renewed: (hold) => void this.emit('renewed', { name: hold.target.name, owner: hold.owner }),
-          error: (error) => onError(toLockError(error, 'renew', undefined)),
-        },
+        listener: { renewed, error: (error) => onError(toLockError(error, 'renew', undefined)) },
+        renewedElsewhere: (hold) => this.#thread?.renews(hold) === true,
       }),
       holds,
       subscriber: this.#subscriber,
@@ -138,6 +141,8 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       topology: { get: () => this.#currentTopology() },
       publish: { get: () => this.#currentTopology().publish },
     }) as LockCore;
+    const { watchdog } = this.#core;
+    this.#thread = startRenewalThread(settings.renewalThread, { leaseMs: watchdogTimeoutMs, redis, syncReplicas, holds, watchdog, listener: { renewed, error: onError } });
   }
 
   /**
@@ -313,7 +318,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       this.#core.holds.close(new LockClientClosedError('the LockClient was closed: the lock is no longer renewed'));
       const leaving = this.#core.waiters.close(new LockClientClosedError('the LockClient was closed while waiting'));
       await this.#detecting?.catch(() => undefined);
-      await Promise.all([leaving, this.#subscriber.close(), this.#identity.close()]);
+      await Promise.all([leaving, this.#subscriber.close(), this.#identity.close(), this.#thread?.close()]);
     })();
     return this.#closing;
   }

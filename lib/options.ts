@@ -66,6 +66,30 @@ export interface LockClientOptions {
    * @default undefined (host and pid only)
    */
   clientName?: string;
+  /**
+   * Renew this client's watchdog-mode holds from a worker thread, so that a hold outlives a
+   * blocked event loop (a long synchronous step, a long GC): see {@link RenewalThreadOptions}.
+   * @default undefined (the watchdog renews on the event loop)
+   */
+  renewalThread?: RenewalThreadOptions;
+}
+
+/** `renewalThread`: how the renewal thread connects, and how long a blocked loop it covers. */
+export interface RenewalThreadOptions {
+  /**
+   * A module (a file path, relative to the working directory, or a `file:` URL) whose default
+   * export returns (or resolves to) a connected client of a supported family, to the same server,
+   * database and key prefix as the LockClient's connection. The thread calls it once and closes
+   * that client in `locks.close()`.
+   */
+  connect: string | URL;
+  /**
+   * ms: once the event loop has been blocked this long, the thread stops renewing and the holds go
+   * (a hung process loses its locks within `maxStall` + one lease, as a dead one does); when the
+   * loop resumes, each such hold emits `lost` with reason `'stalled'`. At least 1000.
+   * @default 3 × watchdogTimeout (90000)
+   */
+  maxStall?: number;
 }
 
 export const DEFAULTS = {
@@ -134,6 +158,9 @@ export const HOLD_DRIFT_MS = 25;
  * (about 25 ms) would end by that clock before any answer came: it could never be held.
  */
 export const MIN_LEASE_MS = 50;
+
+/** The shortest `renewalThread.maxStall`, ms: several heartbeats (renewal-thread.ts BEAT_MS), so a busy loop is no stall. */
+export const MIN_MAX_STALL_MS = 1_000;
 
 /** How long a release waits for Redis before it rejects (it goes on in the background), ms. */
 export const RELEASE_TIMEOUT_MS = 5_000;

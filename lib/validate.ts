@@ -1,5 +1,7 @@
 import { InvalidArgumentError } from './errors.js';
-import { DEFAULTS, MAX_CLIENT_NAME_LENGTH, MIN_LEASE_MS, replicaAck } from './options.js';
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { DEFAULTS, MAX_CLIENT_NAME_LENGTH, MIN_LEASE_MS, MIN_MAX_STALL_MS, replicaAck } from './options.js';
 import type { RedisPort, ReplicaAck } from './redis/port.js';
 
 /** The largest duration Redis PEXPIRE and Node timers both accept, ms. */
@@ -215,7 +217,7 @@ export function checkCount(value: unknown, option: string): number {
   return value;
 }
 
-const CLIENT_OPTIONS = ['keyPrefix', 'watchdogTimeout', 'fairLockWaitTimeout', 'maxHoldTime', 'subscriber', 'syncReplicas', 'pubsub', 'clientName'];
+const CLIENT_OPTIONS = ['keyPrefix', 'watchdogTimeout', 'fairLockWaitTimeout', 'maxHoldTime', 'subscriber', 'syncReplicas', 'pubsub', 'clientName', 'renewalThread'];
 
 /** `clientName`: 1 to MAX_CLIENT_NAME_LENGTH characters, none a control character (it is printed on terminals). */
 export function checkClientName(value: unknown): string | undefined {
@@ -229,6 +231,30 @@ export function checkClientName(value: unknown): string | undefined {
   return value;
 }
 
+/** `renewalThread`, checked: the module's URL and maxStall in ms. */
+export interface RenewalThreadSettings {
+  readonly connect: string;
+  readonly maxStallMs: number;
+}
+
+/** Checks `renewalThread` (undefined: no thread) for a client whose lease is `leaseMs`; maxStall defaults to 3 leases. */
+export function checkRenewalThread(value: unknown, leaseMs: number): RenewalThreadSettings | undefined {
+  if (value === undefined) return undefined;
+  const raw = checkOptions(value, ['connect', 'maxStall'], undefined, 'renewalThread');
+  const maxStallMs = raw.maxStall === undefined ? 3 * leaseMs : checkPositiveDuration(raw.maxStall, 'renewalThread.maxStall');
+  if (maxStallMs < MIN_MAX_STALL_MS) {
+    throw new InvalidArgumentError(`\`renewalThread.maxStall\` must be at least ${MIN_MAX_STALL_MS} ms, got ${describe(raw.maxStall)}`);
+  }
+  const { connect } = raw;
+  if (connect instanceof URL) return { connect: connect.href, maxStallMs };
+  if (typeof connect !== 'string' || connect.trim() === '') {
+    throw new InvalidArgumentError(`\`renewalThread.connect\` must be a module's path or URL (a string or URL), got ${describe(connect)}`);
+  }
+  // A scheme of two or more letters (file:, data:) is a URL; a path is relative to the working directory.
+  const url = /^[a-z][a-z0-9+.-]+:/i.test(connect) ? connect : pathToFileURL(isAbsolute(connect) ? connect : resolve(connect)).href;
+  return { connect: url, maxStallMs };
+}
+
 /** A LockClient's options, checked, with their defaults; `subscriber` as given (the client checks it against the connection). */
 export interface ClientSettings {
   readonly keyPrefix: string;
@@ -239,6 +265,7 @@ export interface ClientSettings {
   readonly pubsub: 'auto' | 'sharded' | 'classic';
   readonly subscriber: unknown;
   readonly clientName: string | undefined;
+  readonly renewalThread: RenewalThreadSettings | undefined;
 }
 
 /** Checks a LockClient's `options` for the connection `redis`. */
@@ -263,5 +290,6 @@ export function checkClientOptions(options: unknown, redis: RedisPort): ClientSe
   }
   const maxHoldTimeMs = checkMaxHoldTime(raw.maxHoldTime);
   const clientName = checkClientName(raw.clientName);
-  return { keyPrefix, watchdogTimeoutMs, fairLockWaitTimeoutMs, maxHoldTimeMs, syncReplicas, pubsub, subscriber: raw.subscriber, clientName };
+  const renewalThread = checkRenewalThread(raw.renewalThread, watchdogTimeoutMs);
+  return { keyPrefix, watchdogTimeoutMs, fairLockWaitTimeoutMs, maxHoldTimeMs, syncReplicas, pubsub, subscriber: raw.subscriber, clientName, renewalThread };
 }

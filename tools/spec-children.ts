@@ -10,12 +10,14 @@ import { luaEsbuildPlugin } from './lua-bundle.mjs';
 /** Every program a spec runs as a child process, by its source path. */
 export const CHILD_PROGRAMS = [
   'lib/cli/main.ts',
+  'lib/renewal-thread/worker-main.ts',
   'spec/helpers/contend-worker.ts',
   'spec/helpers/fair-worker.ts',
   'spec/helpers/hand-off-worker.ts',
   'spec/helpers/idle-worker.ts',
   'spec/helpers/leadership-worker.ts',
   'spec/helpers/red-lock-contend-worker.ts',
+  'spec/helpers/stall-worker.ts',
   'spec/helpers/redlock-hand-off-worker.ts',
   'spec/helpers/synchronizer-worker.ts',
 ] as const;

@@ -37,7 +37,12 @@ export type LockLostReason =
   /** A RedLock could not renew on a majority of its nodes within its validity time. */
   | 'quorum'
   /** A watchdog-mode hold reached its `maxHoldTime`: it was let go in Redis. */
-  | 'max-hold-time';
+  | 'max-hold-time'
+  /**
+   * With `renewalThread`: the event loop was blocked for longer than `maxStall`, so the thread
+   * stopped renewing and the hold was let go (told when the loop resumes).
+   */
+  | 'stalled';
 
 /** A held lock was lost: `Lease.signal` aborts with this, and `lost` is emitted. */
 export class LockLostError extends LockError {

@@ -25,6 +25,7 @@ export function capHold(holds: Holds, hold: Hold, maxHoldMs: number | undefined,
   const timer = setTimeout(() => reachCap(holds, hold, maxHoldMs, letGo), maxHoldMs);
   timer.unref();
   caps.set(hold, { at, timer });
+  holds.capped(hold, at);
 }
 
 function reachCap(holds: Holds, hold: Hold, maxHoldMs: number, letGo: (count: number) => void): void {

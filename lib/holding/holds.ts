@@ -9,6 +9,15 @@ import { Hold, holdDrift, type HoldEnd } from './hold.js';
 export type { RenewTarget } from '../scripts/script-types.js';
 export { Hold, holdDrift, type HoldEnd, type HoldObserver, type HoldState } from './hold.js';
 
+/** Who renews watchdog-mode holds besides the watchdog: the renewal thread (lib/renewal-thread). */
+export interface HoldRenewer {
+  track(hold: Hold): void;
+  untrack(hold: Hold): void;
+  capped(hold: Hold, at: number): void;
+  sync(hold: Hold): void;
+  syncAll(): void;
+}
+
 export interface HoldsListener {
   /** The hold was lost (renewal found it gone or taken, or its clock ran out): tell the holder. */
   lost(hold: Hold, reason: LockLostReason): void;
@@ -54,6 +63,8 @@ export class Holds {
   /** Composite holds (a RedLock's) that end with this client. */
   readonly #closeHooks = new Set<() => void>();
   #closed = false;
+  /** The renewal thread, if the client has one: told of every hold it renews, asked before the clock judges. */
+  #renewer: HoldRenewer | undefined;
   /** Each owner's calls under way on each lock, and its hand-offs: they exclude each other. */
   readonly calls = new HoldCalls();
 
@@ -62,8 +73,25 @@ export class Holds {
     this.#listener = listener;
   }
 
+  /** The hold of `owner` on the lock, after what the renewal thread did to it is applied. */
   get(lockId: string, owner: string): Hold | undefined {
-    return this.#holds.get(holdId(lockId, owner));
+    const id = holdId(lockId, owner);
+    if (this.#renewer) {
+      const hold = this.#holds.get(id);
+      if (hold) this.#renewer.sync(hold);
+    }
+    return this.#holds.get(id);
+  }
+
+  /** From now on `renewer` renews watchdog-mode holds (those held now too). */
+  useRenewer(renewer: HoldRenewer): void {
+    this.#renewer = renewer;
+    for (const hold of this.watched()) renewer.track(hold);
+  }
+
+  /** A hold's maxHoldTime deadline (performance.now() ms) was set: no renewal after it. */
+  capped(hold: Hold, at: number): void {
+    this.#renewer?.capped(hold, at);
   }
 
   /** The holds the watchdog renews now. */
@@ -99,6 +127,7 @@ export class Holds {
     Hold.move(hold, 'held');
     if (a.watchdog) hold.watchdog = true;
     this.confirmed(hold, a.sentAt, a.ttlMs);
+    if (hold.watchdog && hold.renewalsLeft !== 0) this.#renewer?.track(hold);
     return hold;
   }
 
@@ -122,12 +151,16 @@ export class Holds {
    */
   lastReleaseSent(hold: Hold): void {
     Hold.move(hold, 'ending');
+    this.#renewer?.untrack(hold);
   }
 
   /** A release retried in the background was answered: `left` holds remain (none: `released`). */
   answered(hold: Hold, left: number): void {
     hold.count = Math.max(0, left);
-    if (hold.count === 0) Hold.move(hold, 'released');
+    if (hold.count === 0) {
+      Hold.move(hold, 'released');
+      this.#renewer?.untrack(hold);
+    }
   }
 
   /**
@@ -137,6 +170,7 @@ export class Holds {
   end(hold: Hold, why?: HoldEnd, letGoSent = false): void {
     if (this.#holds.get(hold.id) !== hold) return;
     this.#holds.delete(hold.id);
+    this.#renewer?.untrack(hold);
     Hold.move(hold, letGoSent ? 'let-go' : 'ended');
     holdEnded(this.clientId, hold, why);
     if (hold.unscoped) this.forgetUnscoped(hold.lockId, hold.owner);
@@ -231,6 +265,8 @@ export class Holds {
   #tick(): void {
     this.#timer = undefined;
     this.#timerAt = Infinity;
+    // What the renewal thread confirmed while this timer waited (maybe behind a blocked loop) counts first.
+    this.#renewer?.syncAll();
     // Timers may fire a fraction of a ms early.
     const now = performance.now() + 1;
     let next = Infinity;

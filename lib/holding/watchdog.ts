@@ -26,6 +26,8 @@ export interface WatchdogConfig {
   readonly listener: WatchdogListener;
   /** The LockClient's id, for telemetry. */
   readonly clientId?: string;
+  /** Whether the renewal thread renews this hold now (then the watchdog leaves it alone). */
+  readonly renewedElsewhere?: (hold: Hold) => boolean;
 }
 
 /**
@@ -50,6 +52,11 @@ export class Watchdog {
     this.#schedule(this.#config.leaseMs / 3);
   }
 
+  /** The renewal thread is gone: renew every watchdog-mode hold now, then as usual. */
+  renewNow(): void {
+    this.#schedule(0);
+  }
+
   close(): void {
     this.#closed = true;
     clearTimeout(this.#timer);
@@ -70,12 +77,13 @@ export class Watchdog {
   #tick(): void {
     this.#timer = undefined;
     this.#timerAt = Infinity;
-    const { holds, topology: currentTopology, leaseMs } = this.#config;
+    const { holds, topology: currentTopology, leaseMs, renewedElsewhere } = this.#config;
     // Each batch goes to one script and one node (or slot): reentrant and read-write holds
     // apart, and on a Cluster the holds of one node together.
     const topology = currentTopology();
     const groups = new Map<string, Hold[]>();
     for (const hold of holds.watched()) {
+      if (renewedElsewhere?.(hold)) continue;
       const group = `${hold.target.script}\u0000${topology.renewalGroup(hold.target.keys[0]!)}`;
       const members = groups.get(group);
       if (members) members.push(hold);
