@@ -24,6 +24,7 @@ CLIENT=(
   spec/waiting spec/synchronizers spec/leadership                    # wake-ups and notices
   spec/faults                                                        # resends and faults
   spec/cluster spec/sentinel                                         # topologies
+  spec/renewal-thread                                                # a client made in a worker thread
 )
 # ... less what runs above the port whatever the client (an extended regex on the file's path):
 # exclusion across child processes, memory left behind, re-entry leases (the scripts' own rule).

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError, LockClient, LockLostError, LockRedisError, RedLock, type LockClientOptions, type LockLostInfo } from '../../lib/index.js';
 import { useRenewalWorkerScript } from '../../lib/renewal-thread/worker-script.js';
@@ -45,14 +46,23 @@ describe('renewalThread: holds that outlive a blocked event loop', () => {
     locks.on('error', (error) => errors.push(error as Error));
     return { locks, lost, errors };
   };
+  /**
+   * A connection to look at Redis, connected before a block: a command it is given right after the
+   * block is written before any timer of this thread runs (a fresh connection would let the
+   * holder's clock and its let-go run first).
+   */
+  const admin = async () => {
+    const connection = fx.redis();
+    await connection.ping();
+    return connection;
+  };
   /** Who holds `name` in Redis: a lock's hash (owner ids, hold counts), a semaphore's holders (a renewal moves their expiry only). */
-  const holdersOf = async (name: string, permit = false): Promise<unknown> => {
-    const admin = fx.redis();
+  const holdersOf = async (look: Redis, name: string, permit = false): Promise<unknown> => {
     // A read-write lock's hash keeps its writer's deadline (`wuntil`), which a renewal moves.
-    if (!permit) return Object.fromEntries(Object.entries(await admin.hgetall(`{${fx.prefix}:${name}}`)).filter(([field]) => !field.endsWith('until')));
+    if (!permit) return Object.fromEntries(Object.entries(await look.hgetall(`{${fx.prefix}:${name}}`)).filter(([field]) => !field.endsWith('until')));
     const key = `{${fx.prefix}:${name}}:semaphore`;
-    const type = await admin.type(key);
-    return type === 'zset' ? admin.zrange(key, 0, -1) : type === 'hash' ? admin.hkeys(key) : type;
+    const type = await look.type(key);
+    return type === 'zset' ? look.zrange(key, 0, -1) : type === 'hash' ? look.hkeys(key) : type;
   };
 
   it('a hold of every kind, and a leader, whose event loop is blocked for 3 leases are kept throughout and carry on without `lost`', async () => {
@@ -60,13 +70,14 @@ describe('renewalThread: holds that outlive a blocked event loop', () => {
     const held: Held[] = [];
     for (const kind of ALL_KINDS) held.push((await take(locks, kind, `kept-${kind}`))!);
     const leader = await locks.getElection('kept-election').campaign();
-    const before = await Promise.all(ALL_KINDS.map((kind) => holdersOf(`kept-${kind}`, kind === 'permit')));
+    const look = await admin();
+    const before = await Promise.all(ALL_KINDS.map((kind) => holdersOf(look, `kept-${kind}`, kind === 'permit')));
     for (const holders of before) expect(Object.keys(holders as object).length).toBeGreaterThan(0);
     await sleep(LEASE_MS / 2); // the thread is connected and renewing
     block(3 * LEASE_MS);
     // Nothing of this thread ran during the block: a hold is still there only if the thread
     // renewed it all along (a renewal never re-creates a key that expired).
-    expect(await Promise.all(ALL_KINDS.map((kind) => holdersOf(`kept-${kind}`, kind === 'permit')))).toEqual(before);
+    expect(await Promise.all(ALL_KINDS.map((kind) => holdersOf(look, `kept-${kind}`, kind === 'permit')))).toEqual(before);
     expect((await locks.getElection('kept-election').leader())?.epoch).toBe(leader.epoch);
     await sleep(50);
     expect(lost).toEqual([]);
@@ -82,8 +93,9 @@ describe('renewalThread: holds that outlive a blocked event loop', () => {
     const lost: LockLostInfo[] = [];
     locks.on('lost', (info) => lost.push(info));
     const lease = await locks.getLock('unkept').acquire();
+    const look = await admin();
     block(3 * LEASE_MS);
-    expect(await fx.redis().exists(`{${fx.prefix}:unkept}`)).toBe(0);
+    expect(await look.exists(`{${fx.prefix}:unkept}`)).toBe(0);
     await until(() => lost.length > 0);
     expect(lease.signal.aborted).toBe(true);
   });
@@ -92,10 +104,11 @@ describe('renewalThread: holds that outlive a blocked event loop', () => {
     const { locks, lost } = threaded(MAX_STALL_MS);
     const lock = locks.getLock('stalled');
     const lease = await lock.acquire();
+    const look = await admin();
     await sleep(LEASE_MS / 2);
     block(MAX_STALL_MS + LEASE_MS + MARGIN_MS);
     // Gone in Redis (free for anyone) while this thread was still blocked.
-    expect(await fx.redis().exists(`{${fx.prefix}:stalled}`)).toBe(0);
+    expect(await look.exists(`{${fx.prefix}:stalled}`)).toBe(0);
     expect(await lock.isHeldByCurrentOwner()).toBe(false);
     expect(lost.map((info) => info.reason)).toEqual(['stalled']);
     expect(lease.signal.aborted).toBe(true);
@@ -103,6 +116,21 @@ describe('renewalThread: holds that outlive a blocked event loop', () => {
     // Taken afresh, as after any lost hold.
     expect(await lock.tryLock(0)).toBe(true);
     await lock.unlock();
+  });
+
+  it('maxHoldTime still caps a hold through a block: the thread stops renewing at it, and the resumed holder is told', async () => {
+    const { locks, lost } = threaded();
+    const lease = await locks.getLock('capped').acquire({ maxHoldTime: LEASE_MS });
+    const look = await admin();
+    await sleep(LEASE_MS / 2); // the thread is connected and renewing
+    block(3 * LEASE_MS);
+    // Not renewed past its cap: gone within a lease after it, while this thread was still blocked.
+    expect(await look.exists(`{${fx.prefix}:capped}`)).toBe(0);
+    await until(() => lost.length > 0);
+    // Told once, by whichever timer runs first after the block: the holder's clock or the cap's.
+    expect(lost).toHaveLength(1);
+    expect(['expired', 'max-hold-time']).toContain(lost[0]!.reason);
+    expect(lease.signal.aborted).toBe(true);
   });
 
   it('a thread that dies gives its holds back to the main thread, which renews them, and says so (`error`)', async () => {
