@@ -63,8 +63,8 @@ const LOST: Partial<Record<SlotState, LockLostReason>> = {
  * hold outlives a blocked main event loop (worker-main.ts, thread-renewer.ts). The main thread
  * hands a hold over at its acquisition (a slot in shared memory, made Active before the message
  * that names its keys) and ends it synchronously at its last release; it beats a heartbeat every
- * BEAT_MS. Before its holder's clock judges a hold, and whenever the main loop looks (a beat, a
- * message, a query of the hold), it reads what the thread did: renewals move the clock; a hold
+ * BEAT_MS. Before its holder's clock judges a hold, and whenever the main loop looks (a message
+ * of the thread's, a call on the hold), it reads what the thread did: renewals move the clock; a hold
  * the thread let go or found gone is lost. Until the thread is connected, and after it failed or
  * died, the main thread's watchdog renews.
  */
@@ -94,10 +94,9 @@ export class RenewalThread {
       syncReplicas,
     };
     this.#slots.beat();
-    this.#beat = setInterval(() => {
-      this.#slots.beat();
-      this.syncAll();
-    }, BEAT_MS);
+    // A beat only: what the thread did reaches the holds by its messages, by the holder's clock,
+    // and by any call on a hold (Holds.get), so a beat costs nothing per hold.
+    this.#beat = setInterval(() => this.#slots.beat(), BEAT_MS);
     this.#beat.unref();
     this.#worker = new Worker(renewalWorkerScript(), { workerData: data, stdout: false, stderr: false });
     this.#worker.on('message', (message: FromThread) => this.#receive(message));

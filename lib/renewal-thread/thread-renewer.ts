@@ -41,8 +41,9 @@ export class ThreadRenewer {
     this.#post = post;
   }
 
+  /** The first round at once: the main thread may have blocked while the thread was starting. */
   start(): void {
-    this.#schedule(this.#data.leaseMs / 3);
+    this.#round();
   }
 
   receive(message: ToThread): void {

@@ -17,7 +17,7 @@ const { connection, close } = connectStandalone(url, {}, family as TestClient);
 const locks = new LockClient(connection, { keyPrefix: prefix, watchdogTimeout: Number(leaseMs), renewalThread: { connect, maxStall: Number(maxStallMs) } });
 const lost: LockLostInfo[] = [];
 locks.on('lost', (info) => lost.push(info));
-locks.on('error', () => undefined);
+locks.on('error', (error) => process.stderr.write(`error: ${(error as Error).message}\n`));
 const lock = locks.getLock('stall');
 const lease = await lock.acquire();
 // The thread connected and renewed once: from here on it renews.

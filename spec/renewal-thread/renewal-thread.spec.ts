@@ -205,7 +205,8 @@ describe('renewalThread: holds that outlive a blocked event loop', () => {
     it('blocked for 3 leases: a rival’s tryLock fails throughout, and the holder carries on', async () => {
       const { printed, report } = holder('hold', 3 * LEASE_MS, 10_000);
       await printed('blocking');
-      expect(await rivalTakes(3 * LEASE_MS)).toBeUndefined();
+      // Until shortly before the block ends: the holder releases right after it.
+      expect(await rivalTakes(3 * LEASE_MS - 300)).toBeUndefined();
       expect(await report()).toEqual({ held: true, lost: [], aborted: false });
     });
 
