@@ -49,7 +49,7 @@ export interface LockClientEvents {
   /** The watchdog renewed a hold (watchdog mode: every third of `watchdogTimeout`). */
   renewed: [info: LockEventInfo];
   /**
-   * A held lock was lost (`reason`: deleted, taken, expired, quorum, max-hold-time); every Lease of the hold
+   * A held lock was lost (`reason`: deleted, taken, expired, quorum, max-hold-time, stalled); every Lease of the hold
    * aborts. Without a listener, the first one becomes a process warning (`RLOCK_UNHEARD_LOST`).
    */
   lost: [info: LockLostInfo];

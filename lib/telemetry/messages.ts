@@ -75,7 +75,7 @@ export interface ReleaseMessage extends LockMessage {
 
 /** `rlock:lost`. */
 export interface LostMessage extends LockMessage {
-  /** Why it was lost: `deleted`, `taken`, `expired` (the holder's clock ran out), `quorum` (a RedLock), `max-hold-time`. */
+  /** Why it was lost: `deleted`, `taken`, `expired` (the holder's clock ran out), `quorum` (a RedLock), `max-hold-time`, `stalled` (renewalThread). */
   readonly reason: LockLostReason;
 }
 
