@@ -25,6 +25,8 @@ const ALONE = [
   'spec/faults/silent-partition.spec.ts',
   'spec/leadership/faults.spec.ts',
   'spec/locks/red-lock.spec.ts',
+  // Block the event loop for seconds and time a rival against it.
+  'spec/renewal-thread/*.spec.ts',
   'spec/sentinel/**/*.spec.ts',
   'spec/synchronizers/sentinel.spec.ts',
 ];

@@ -11,9 +11,9 @@ import { useServers } from '../helpers/servers.js';
 import { ALL_KINDS, take, type Held } from '../holding/kinds.js';
 
 /** The lease of these specs, ms: blocks of a few leases stay short. */
-const LEASE_MS = 1_000;
+const LEASE_MS = 600;
 /** The thread's maxStall in the specs that stall past it, ms. */
-const MAX_STALL_MS = 1_500;
+const MAX_STALL_MS = 1_000;
 /** Slack for timers, process start-up and a loaded machine, ms. */
 const MARGIN_MS = 600;
 
@@ -38,12 +38,21 @@ describe('renewalThread: holds that outlive a blocked event loop', () => {
   beforeAll(() => useRenewalWorkerScript(WORKER));
   afterAll(() => useRenewalWorkerScript(undefined));
 
+  let threads = 0;
+  /** Resolves once the client's thread is connected (its connect module set the ready key): it renews from then on. */
+  const threadUp = async (locks: LockClient): Promise<void> => {
+    const look = fx.redis();
+    await until(async () => (await look.exists(readyKeys.get(locks)!)) === 1, 5_000);
+  };
+  const readyKeys = new WeakMap<LockClient, string>();
   const threaded = (maxStall = 10_000, extra: Record<string, string> = {}, options: LockClientOptions = {}): { locks: LockClient; lost: LockLostInfo[]; errors: Error[] } => {
-    const locks = fx.client({ watchdogTimeout: LEASE_MS, renewalThread: { connect: connectModule(fx.url, extra), maxStall }, ...options });
+    const ready = `${fx.prefix}:thread-up:${(threads += 1)}`;
+    const locks = fx.client({ watchdogTimeout: LEASE_MS, renewalThread: { connect: connectModule(fx.url, { ready, ...extra }), maxStall }, ...options });
     const lost: LockLostInfo[] = [];
     const errors: Error[] = [];
     locks.on('lost', (info) => lost.push(info));
     locks.on('error', (error) => errors.push(error as Error));
+    readyKeys.set(locks, ready);
     return { locks, lost, errors };
   };
   /**
@@ -73,7 +82,7 @@ describe('renewalThread: holds that outlive a blocked event loop', () => {
     const look = await admin();
     const before = await Promise.all(ALL_KINDS.map((kind) => holdersOf(look, `kept-${kind}`, kind === 'permit')));
     for (const holders of before) expect(Object.keys(holders as object).length).toBeGreaterThan(0);
-    await sleep(LEASE_MS / 2); // the thread is connected and renewing
+    await threadUp(locks);
     block(3 * LEASE_MS);
     // Nothing of this thread ran during the block: a hold is still there only if the thread
     // renewed it all along (a renewal never re-creates a key that expired).
@@ -84,8 +93,9 @@ describe('renewalThread: holds that outlive a blocked event loop', () => {
     expect([...held, leader].map((hold) => hold.signal.aborted)).toEqual(Array(held.length + 1).fill(false));
     for (const hold of held) await hold.release();
     await leader.resign();
-    // Only the counters that outlive their locks by design (fencing token, election epoch) remain.
-    expect((await fx.keys()).filter((key) => !/:(token|election:epoch)$/.test(key))).toEqual([]);
+    // Only the counters that outlive their locks by design (fencing token, election epoch) remain,
+    // and the key the spec's connect module set.
+    expect((await fx.keys()).filter((key) => !/:(token|election:epoch)$|:thread-up:/.test(key))).toEqual([]);
   });
 
   it('without the thread, the same block loses the hold (the spec can tell)', async () => {
@@ -105,7 +115,7 @@ describe('renewalThread: holds that outlive a blocked event loop', () => {
     const lock = locks.getLock('stalled');
     const lease = await lock.acquire();
     const look = await admin();
-    await sleep(LEASE_MS / 2);
+    await threadUp(locks);
     block(MAX_STALL_MS + LEASE_MS + MARGIN_MS);
     // Gone in Redis (free for anyone) while this thread was still blocked.
     expect(await look.exists(`{${fx.prefix}:stalled}`)).toBe(0);
@@ -122,7 +132,7 @@ describe('renewalThread: holds that outlive a blocked event loop', () => {
     const { locks, lost } = threaded();
     const lease = await locks.getLock('capped').acquire({ maxHoldTime: LEASE_MS });
     const look = await admin();
-    await sleep(LEASE_MS / 2); // the thread is connected and renewing
+    await threadUp(locks);
     block(3 * LEASE_MS);
     // Not renewed past its cap: gone within a lease after it, while this thread was still blocked.
     expect(await look.exists(`{${fx.prefix}:capped}`)).toBe(0);
@@ -171,7 +181,7 @@ describe('renewalThread: holds that outlive a blocked event loop', () => {
     const holder = (mode: string, blockMs: number, maxStallMs = MAX_STALL_MS) => {
       const child = spawn(
         process.execPath,
-        [childBundle('spec/helpers/stall-worker.ts'), TEST_CLIENT, fx.url, fx.prefix, String(LEASE_MS), String(maxStallMs), String(blockMs), mode, WORKER.href, connectModule(fx.url).href],
+        [childBundle('spec/helpers/stall-worker.ts'), TEST_CLIENT, fx.url, fx.prefix, String(LEASE_MS), String(maxStallMs), String(blockMs), mode, WORKER.href, connectModule(fx.url, { ready: `${fx.prefix}:thread-up` }).href, `${fx.prefix}:thread-up`],
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
       let out = '';
@@ -256,7 +266,8 @@ describe('renewalThread: RedLock members', () => {
   it('a RedLock whose holder blocks for 3 leases keeps a majority and is not lost', async () => {
     const clients = servers.list.map((server) => {
       const { connection, close } = connectStandalone(server.url);
-      const client = new LockClient(connection, { keyPrefix: 'red-thread', watchdogTimeout: LEASE_MS, renewalThread: { connect: connectModule(server.url), maxStall: 10_000 } });
+      const connect = connectModule(server.url, { ready: 'red-thread-up' });
+      const client = new LockClient(connection, { keyPrefix: 'red-thread', watchdogTimeout: LEASE_MS, renewalThread: { connect, maxStall: 10_000 } });
       servers.track({ close: async () => (await client.close(), await close()) });
       return client;
     });
@@ -264,9 +275,10 @@ describe('renewalThread: RedLock members', () => {
     for (const client of clients) client.on('lost', (info) => lost.push(info.reason));
     const red = new RedLock(...clients.map((client) => client.getLock('red')), { nodeTimeout: 1_000 });
     const lease = await red.acquire();
-    await sleep(LEASE_MS / 2);
+    const admins = servers.list.map((server) => servers.connect(server));
+    await until(async () => (await Promise.all(admins.map((admin) => admin.exists('red-thread-up')))).every((n) => n === 1));
     block(3 * LEASE_MS);
-    const present = await Promise.all(servers.list.map((server) => servers.connect(server).exists('{red-thread:red}')));
+    const present = await Promise.all(admins.map((admin) => admin.exists('{red-thread:red}')));
     expect(present).toEqual([1, 1, 1]);
     await sleep(50);
     expect(lost).toEqual([]);
