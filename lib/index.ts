@@ -45,7 +45,7 @@ export { MultiLock } from './locks/multi-lock.js';
 export { RedLock } from './redlock/red-lock.js';
 export type { InspectedKind, LockHolder, LockInspection, ProcessIdentity, QueuedWaiter, WaitingClient } from './inspect/types.js';
 export type { FencedLease, LockWaitOptions, RFairLock, RFencedLock, RLock, RReadWriteLock, SignalOptions } from './locks/lock-interfaces.js';
-export type { LockClientOptions, RedLockOptions, SyncReplicas } from './options.js';
+export type { LockClientOptions, RedLockOptions, RenewalThreadOptions, SyncReplicas } from './options.js';
 export { Permit } from './synchronizers/permit.js';
 export type { RCountDownLatch, LatchWaitOptions } from './synchronizers/count-down-latch.js';
 export type { PermitOptions, RSemaphore, SemaphoreOptions } from './synchronizers/semaphore.js';

@@ -10,16 +10,15 @@ export function useRenewalWorkerScript(url: URL | undefined): void {
 }
 
 /**
- * The renewal thread's program: the package's `dist/renewal-worker.js` (ESM, for both builds),
- * or, run from the sources under a TypeScript loader (tsx), `worker-main.ts` beside this file.
+ * The renewal thread's program: the package's `dist/renewal-worker.js` (ESM, for both builds). Run
+ * from the sources there is none (a TypeScript loader's hooks do not reach a Worker on Node 20):
+ * the specs and the torture run bundle one and name it (useRenewalWorkerScript).
  */
 export function renewalWorkerScript(): URL {
   if (override) return override;
   // The CJS build has no import.meta; the ESM build has no __filename.
   const here = typeof __filename === 'string' ? pathToFileURL(__filename).href : import.meta.url;
-  for (const name of ['./renewal-worker.js', './worker-main.ts']) {
-    const url = new URL(name, here);
-    if (existsSync(url)) return url;
-  }
-  throw new Error('rlock: the renewal thread’s program (dist/renewal-worker.js) is missing from the package');
+  const url = new URL('./renewal-worker.js', here);
+  if (existsSync(url)) return url;
+  throw new Error('rlock: the renewal thread’s program (renewal-worker.js) is missing: renewalThread runs from the built package');
 }

@@ -98,6 +98,20 @@ describe('renewalThread: holds that outlive a blocked event loop', () => {
     expect((await fx.keys()).filter((key) => !/:(token|election:epoch)$|:thread-up:/.test(key))).toEqual([]);
   });
 
+  it('a hold taken just before a block (the thread already up) is renewed through it', async () => {
+    const { locks, lost } = threaded();
+    await threadUp(locks);
+    const look = await admin();
+    const lease = await locks.getLock('late').acquire();
+    // No await between the acquisition and the block: the thread learns of the hold meanwhile.
+    block(3 * LEASE_MS);
+    expect(await look.exists(`{${fx.prefix}:late}`)).toBe(1);
+    await sleep(50);
+    expect(lost).toEqual([]);
+    expect(lease.signal.aborted).toBe(false);
+    await lease.release();
+  });
+
   it('without the thread, the same block loses the hold (the spec can tell)', async () => {
     const locks = fx.client({ watchdogTimeout: LEASE_MS });
     const lost: LockLostInfo[] = [];

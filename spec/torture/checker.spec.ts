@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Checker, type HeldProbe } from '../../tools/torture/checker.js';
 import type { WorkerEvent } from '../../tools/torture/events.js';
+import type { FaultRecord } from '../../tools/torture/faults.js';
 
 // The torture checker on hand-made event sequences: where a hold begins and ends as its holder
 // believed it, when the worker dies in the middle.
@@ -24,12 +25,12 @@ function acquired(hold: string, owner: string, t: number, kind: 'multi' | 'lock'
   };
 }
 
-async function check(steps: ((checker: Checker) => void)[], probe: HeldProbe = () => Promise.resolve(false)): Promise<Checker> {
-  const checker = new Checker(probe, []);
+async function check(steps: ((checker: Checker) => void)[], probe: HeldProbe = () => Promise.resolve(false), log: FaultRecord[] = []): Promise<Checker> {
+  const checker = new Checker(probe, log);
   for (const step of steps) step(checker);
   // Every hold ended long ago: the stuck probes are due at once.
   await checker.drainProbes();
-  checker.finish([]);
+  checker.finish(log);
   return checker;
 }
 
@@ -122,6 +123,86 @@ describe('torture checker', () => {
     it("finds another owner's hold with a token not above the one before", async () => {
       const checker = await check(lostOuterThen(fenced('b', 'owner-b', base + 200, 8, false)));
       expect(checker.violations.map((v) => v.kind)).toEqual(['token-order']);
+    });
+  });
+
+  describe('a stall of the event loop (a renewal thread renews some holds meanwhile)', () => {
+    const stall = (from: number, to: number, guarded: string[]): ((c: Checker) => void) => (c) => {
+      const event = { type: 'stall', t0: base + from, client: 0, hold: 'a', protected: guarded.map((hold) => ({ hold, client: 0, acl: false })) } as const;
+      c.add({ worker: 0, incarnation: 0, event: { ...event, phase: 'begin', t: base + from } });
+      c.add({ worker: 0, incarnation: 0, event: { ...event, phase: 'end', t: base + to } });
+    };
+    // Hold a (worker 0) through a stall of 100–2100 ms, released just after; b (worker 1) holds the lock meanwhile.
+    const rivalDuringStall = (guarded: string[]): ((c: Checker) => void)[] => [
+      (c) => c.add({ worker: 0, incarnation: 0, event: acquired('a', 'owner-a', base, 'lock') }),
+      stall(100, 2_100, guarded),
+      (c) => c.add({ worker: 1, incarnation: 0, event: acquired('b', 'owner-b', base + 1_000, 'lock') }),
+      (c) => c.add({ worker: 1, incarnation: 0, event: { type: 'release', t: base + 1_200, hold: 'b' } }),
+      (c) => c.add({ worker: 0, incarnation: 0, event: { type: 'release', t: base + 2_200, hold: 'a' } }),
+    ];
+
+    it('judges a hold a renewal thread renewed through it in full: a rival meanwhile is an overlap', async () => {
+      const checker = await check(rivalDuringStall(['a']));
+      expect(checker.violations.map((v) => v.kind)).toEqual(['exclusion']);
+      expect(checker.stallStats).toMatchObject({ stalls: 1, guarded: 1, judged: 1, kept: 1 });
+    });
+
+    it('ends any other hold of the worker where the stall began, as a freeze does', async () => {
+      const checker = await check(rivalDuringStall([]));
+      expect(checker.violations).toEqual([]);
+      expect(checker.stats.cutByStall).toBe(1);
+    });
+
+    it("judges a guarded hold as the others when a fault on its client's way to Redis may have cut the thread's renewals", async () => {
+      const log: FaultRecord[] = [
+        { fault: { type: 'blackhole-short', at: 0, duration: 300, proxies: [{ worker: 0, client: 0, server: 'main' }], drop: false }, start: base + 500, end: base + 800 },
+      ];
+      const checker = await check(rivalDuringStall(['a']), undefined, log);
+      expect(checker.violations).toEqual([]);
+      expect(checker.stallStats).toMatchObject({ guarded: 1, disturbed: 1, judged: 0 });
+    });
+
+    // A stall past maxStall: the thread let the hold go; the holder is told `stalled` on resuming.
+    const pastMaxStall = (rivalAt: number): ((c: Checker) => void)[] => [
+      (c) => c.add({ worker: 0, incarnation: 0, event: acquired('a', 'owner-a', base, 'lock') }),
+      stall(100, 4_400, ['a']),
+      (c) => c.add({ worker: 0, incarnation: 0, event: { type: 'lost', t: base + 4_410, hold: 'a', reason: 'stalled' } }),
+      (c) => c.add({ worker: 1, incarnation: 0, event: acquired('b', 'owner-b', base + rivalAt, 'lock') }),
+      (c) => c.add({ worker: 1, incarnation: 0, event: { type: 'release', t: base + 4_600, hold: 'b' } }),
+    ];
+
+    it('past maxStall: no violation when the holder was told `stalled` before a rival got in', async () => {
+      const checker = await check(pastMaxStall(4_450));
+      expect(checker.violations).toEqual([]);
+      expect(checker.stallStats).toMatchObject({ judged: 1, lostStalled: 1, pastMaxStall: 1 });
+    });
+
+    it('past maxStall: told-late when a rival got in before the holder was told', async () => {
+      const checker = await check(pastMaxStall(4_300));
+      expect(checker.violations.map((v) => v.kind)).toEqual(['told-late']);
+    });
+
+    it('ends a stall its worker was killed in at the kill: its holds as in any stall', async () => {
+      const checker = await check([
+        (c) => c.add({ worker: 0, incarnation: 0, event: acquired('a', 'owner-a', base, 'lock') }),
+        // Hold a's fixed lease runs out during the stall, b takes the lock, and worker 0 is killed still stalled.
+        (c) => c.add({ worker: 0, incarnation: 0, event: { type: 'stall', phase: 'begin', t: base + 100, t0: base + 100, client: 0, hold: 'x', protected: [] } }),
+        (c) => c.add({ worker: 1, incarnation: 0, event: acquired('b', 'owner-b', base + 1_000, 'lock') }),
+        (c) => c.workerGone(0, 0, base + 3_000, 'killed'),
+        (c) => c.add({ worker: 1, incarnation: 0, event: { type: 'release', t: base + 3_200, hold: 'b' } }),
+      ]);
+      expect(checker.violations).toEqual([]);
+      expect(checker.stallStats).toMatchObject({ stalls: 1, killed: 1 });
+      expect(checker.stats.cutByStall).toBe(1);
+    });
+
+    it('finds a hold told `stalled` after a stall far shorter than maxStall', async () => {
+      const checker = await check([
+        (c) => c.add({ worker: 0, incarnation: 0, event: acquired('a', 'owner-a', base, 'lock') }),
+        stall(100, 1_100, ['a']),
+        (c) => c.add({ worker: 0, incarnation: 0, event: { type: 'lost', t: base + 1_110, hold: 'a', reason: 'stalled' } }),
+      ]);
+      expect(checker.violations.map((v) => v.kind)).toEqual(['stalled-early']);
     });
   });
 });

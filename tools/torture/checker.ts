@@ -12,6 +12,7 @@ import { HOLD_DRIFT_FACTOR, HOLD_DRIFT_MS, SINGLE_ATTEMPT_MS } from '../../lib/o
 import { checkSemaphores, type SemaphoreStats } from './semaphore-check.js';
 import { checkObservers, type Observation, type ObserverStats } from './election-checks.js';
 import { checkReleases, newReleaseStats, type CountCheck, type QueryEvent, type ReleaseAnswer, type ReleaseStats } from './release-checks.js';
+import { checkStalls, countStallEvent, newStallStats, pausesOf, stallsAsFreezes, type Pause, type StallRecord, type StallStats } from './stall-checks.js';
 
 /** A frozen (SIGSTOPped) worker's hold that ends this soon after it wakes ended when it froze, ms. */
 export const WAKE_MARGIN_MS = 500;
@@ -85,6 +86,7 @@ export type ViolationKind =
   | 'not-held'
   | 'owner-count'
   | 'hand-off-query'
+  | 'stalled-early'
   | 'worker';
 
 export interface Violation {
@@ -113,6 +115,8 @@ export interface CheckStats {
   fencedOff: number;
   probes: number;
   cutByFreeze: number;
+  /** Holds cut by a stall of their worker's event loop (stall-checks.ts), and by a restart. */
+  cutByStall: number;
   cutByRestart: number;
   /** Releases called whose worker died before the answer; of those, how many saw another owner acquire meanwhile. */
   unansweredReleases: number;
@@ -160,6 +164,7 @@ export class Checker {
     fencedOff: 0,
     probes: 0,
     cutByFreeze: 0,
+    cutByStall: 0,
     cutByRestart: 0,
     unansweredReleases: 0,
     acquiredDuringUnanswered: 0,
@@ -183,11 +188,16 @@ export class Checker {
   readonly #answers = new Map<string, ReleaseAnswer[]>();
   readonly #counts: CountCheck[] = [];
   readonly #queries: { worker: number; event: QueryEvent }[] = [];
-  /** Worker incarnations gone (killed or exited); when the run began stopping its workers. */
-  readonly #gone = new Set<string>();
+  /** Worker incarnations gone (killed or exited), and when; when the run began stopping its workers. */
+  readonly #gone = new Map<string, number>();
   #stoppingAt = Infinity;
   /** What the release checks counted (release-checks.ts). */
   readonly releaseStats: ReleaseStats = newReleaseStats();
+  /** The workers' stalls and renewal threads (stall-checks.ts). */
+  readonly stallStats: StallStats = newStallStats();
+  readonly #stalls: StallRecord[] = [];
+  /** Stalls begun and not ended, per worker incarnation (a kill ends one). */
+  readonly #openStalls = new Map<string, StallRecord>();
   /** Open holds per owner (re-entries share an owner); the lock is probed when the last one ends. */
   readonly #owners = new Map<string, { open: number; ttl: number; kind: Kind; names: Set<string> }>();
   /**
@@ -349,10 +359,31 @@ export class Checker {
       case 'query':
         this.#queries.push({ worker, event });
         return;
+      case 'stall': {
+        const key = `${worker}#${incarnation}`;
+        const goneAt = this.#gone.get(key);
+        if (event.phase === 'end') {
+          this.#openStalls.delete(key);
+          this.#stallEnded({ worker, incarnation, event });
+        } else if (goneAt !== undefined) {
+          // Its worker was seen gone first: the stall lasted until then.
+          this.#stallEnded({ worker, incarnation, event: { ...event, phase: 'end', t: Math.max(event.t0, goneAt) } }, true);
+        } else this.#openStalls.set(key, { worker, incarnation, event });
+        return;
+      }
+      case 'thread':
+        countStallEvent(event, worker, this.stallStats);
+        return;
       case 'ready':
       case 'done':
         return;
     }
+  }
+
+  #stallEnded(stall: StallRecord, killed = false): void {
+    this.#stalls.push(stall);
+    countStallEvent(stall.event, stall.worker, this.stallStats);
+    if (killed) this.stallStats.killed += 1;
   }
 
   #answer(hold: string, answer: ReleaseAnswer): void {
@@ -445,7 +476,14 @@ export class Checker {
 
   /** A worker incarnation is gone (killed, or exited at the end): its open holds end at `t`. */
   workerGone(worker: number, incarnation: number, t: number, how: 'killed' | 'exit'): void {
-    this.#gone.add(`${worker}#${incarnation}`);
+    const key = `${worker}#${incarnation}`;
+    this.#gone.set(key, t);
+    // A stall its worker was in when it died lasted until then.
+    const stall = this.#openStalls.get(key);
+    if (stall) {
+      this.#openStalls.delete(key);
+      this.#stallEnded({ ...stall, event: { ...stall.event, phase: 'end', t: Math.max(stall.event.t0, t) } }, true);
+    }
     for (const [owner, carrier] of [...this.#handOffs]) {
       if (carrier.worker === worker && carrier.incarnation === incarnation) this.#handOffDone(owner, t);
     }
@@ -574,15 +612,20 @@ export class Checker {
   finish(log: readonly FaultRecord[]): void {
     const freezes = log.filter((r) => r.fault.type === 'sigstop' && !r.error && r.end !== undefined);
     const restarts = log.filter((r) => r.fault.type === 'redis-restart' && !r.error && r.end !== undefined);
-    for (const hold of this.holds.values()) this.#effectiveEnd(hold, freezes, restarts);
+    // Freezes and stalls: the stretches each worker's event loop ran nothing (stall-checks.ts).
+    const pauses = pausesOf(freezes, this.#stalls, this.holds, log, this.stallStats);
+    for (const hold of this.holds.values()) this.#effectiveEnd(hold, pauses, restarts);
     this.#checkExclusion();
     this.#countUnanswered();
-    this.#checkWaits(freezes);
+    this.#checkWaits(pauses);
     this.#checkTokens(restarts);
     this.#checkRefusedWrites();
-    this.semaphores = checkSemaphores(this.holds.values(), this.events, log, this.violations);
+    checkStalls(this.holds, pauses, this.stallStats, this.violations);
+    // The checks below allow for a frozen worker: a stalled one is the same to them.
+    const paused = [...log, ...stallsAsFreezes(this.#stalls)];
+    this.semaphores = checkSemaphores(this.holds.values(), this.events, paused, this.violations);
     this.observerStats = checkObservers(this.observations, this.holds, log, this.violations);
-    checkReleases(this.holds, this.#answers, this.#counts, this.#queries, log, this.violations, this.releaseStats);
+    checkReleases(this.holds, this.#answers, this.#counts, this.#queries, paused, this.violations, this.releaseStats);
   }
 
   /**
@@ -608,21 +651,24 @@ export class Checker {
    * Where a hold ends for the overlap checks:
    * - a worker frozen (SIGSTOP) at s and woken at c acts on nothing after s; a hold it still had
    *   then that ends (lost or released) within WAKE_MARGIN_MS of c counts as ended at s. A hold
-   *   that outlived the freeze longer had a lease that outlived it, and counts in full.
+   *   that outlived the freeze longer had a lease that outlived it, and counts in full. A stall of
+   *   its event loop is the same, but for the holds its renewal threads renewed throughout
+   *   (stall-checks.ts), which count in full.
    * - a restart without persistence (stop at r0, the old server gone at r1) loses every key of
    *   that server: a hold whose acquisition was sent before r1 and that was still believed at r0
    *   counts as ended at r0 (its holder is told later, by renewal or its clock).
    */
-  #effectiveEnd(hold: Hold, freezes: readonly FaultRecord[], restarts: readonly FaultRecord[]): void {
+  #effectiveEnd(hold: Hold, pauses: readonly Pause[], restarts: readonly FaultRecord[]): void {
     let end = hold.end ?? Infinity;
-    for (const freeze of freezes) {
-      if (freeze.fault.type !== 'sigstop' || freeze.fault.worker !== hold.worker) continue;
-      const s = freeze.start;
-      const c = freeze.end!;
+    for (const pause of pauses) {
+      if (pause.worker !== hold.worker || pause.guarded.has(hold.id)) continue;
+      const s = pause.start;
+      const c = pause.end;
       if (hold.start < s && end > s && end <= c + WAKE_MARGIN_MS) {
         end = s;
-        hold.cutBy = `frozen at ${s.toFixed(1)}`;
-        this.stats.cutByFreeze += 1;
+        hold.cutBy = `${pause.froze ? 'frozen' : 'stalled'} at ${s.toFixed(1)}`;
+        if (pause.froze) this.stats.cutByFreeze += 1;
+        else this.stats.cutByStall += 1;
       }
     }
     for (const restart of restarts) {
@@ -717,14 +763,14 @@ export class Checker {
     }
   }
 
-  #checkWaits(freezes: readonly FaultRecord[]): void {
+  #checkWaits(pauses: readonly Pause[]): void {
     for (const wait of this.#waits) {
       const worker = this.#waitWorker.get(wait)!;
       let frozen = 0;
-      for (const freeze of freezes) {
-        if (freeze.fault.type !== 'sigstop' || freeze.fault.worker !== worker) continue;
-        // A frozen process's timers fire late: the whole freeze, plus its wake-up, is not the wait's fault.
-        const overlap = Math.min(wait.t, freeze.end! + WAKE_MARGIN_MS) - Math.max(wait.t0, freeze.start);
+      for (const pause of pauses) {
+        if (pause.worker !== worker) continue;
+        // A frozen (or stalled) process's timers fire late: the whole pause, plus its wake-up, is not the wait's fault.
+        const overlap = Math.min(wait.t, pause.end + WAKE_MARGIN_MS) - Math.max(wait.t0, pause.start);
         if (overlap > 0) frozen += overlap + WAKE_MARGIN_MS;
       }
       // A single attempt (waitTime 0) waits up to SINGLE_ATTEMPT_MS for its answer, per member.

@@ -3,6 +3,7 @@ import { Redis as ValkeyRedis } from 'iovalkey';
 import { createClient } from 'redis';
 import type { RedisConnection } from '../../lib/index.js';
 import type { TortureClient } from './args.js';
+import { ioredisOptions, nodeRedisOptions } from './client-options.js';
 import type { ClientSetup } from './events.js';
 
 /** A worker's connection through a fault proxy, on the client the run was asked for. */
@@ -37,11 +38,7 @@ const bounded = (ping: Promise<unknown>): Promise<void> =>
  */
 export function openConnection(client: TortureClient, url: string, setup: ClientSetup): TortureConnection {
   if (client === 'node-redis') {
-    const conn = createClient({
-      url,
-      socket: { reconnectStrategy: (retries) => Math.min(25 * (retries + 1), 300) },
-      ...(setup.ownRetries ? { disableOfflineQueue: true } : {}),
-    });
+    const conn = createClient(nodeRedisOptions(url, setup));
     conn.on('error', () => undefined);
     const connecting = conn.connect().catch(() => undefined);
     return {
@@ -51,7 +48,7 @@ export function openConnection(client: TortureClient, url: string, setup: Client
     };
   }
   const Ctor = client === 'iovalkey' ? ValkeyRedis : IoRedis;
-  const conn = new Ctor(url, { retryStrategy: (times: number) => Math.min(25 * times, 300), maxRetriesPerRequest: setup.ownRetries ? 0 : 20 });
+  const conn = new Ctor(url, ioredisOptions(setup));
   conn.on('error', () => undefined);
   return {
     connection: conn,

@@ -22,8 +22,8 @@ export interface ElectionWorker {
 /** A leader's value: its hold id and how many proclaims it made before (`hold#n`). */
 export const leaderValue = (hold: string, n: number): string => `${hold}#${n}`;
 
-/** One campaign: wait (bounded), lead for a while with proclaims, resign. */
-export async function electionOperation(client: LockClient, rng: Prng, w: ElectionWorker): Promise<void> {
+/** One campaign: wait (bounded), lead for a while with proclaims, resign. `led`: told of each leadership (its hold id and signal) once reported. */
+export async function electionOperation(client: LockClient, rng: Prng, w: ElectionWorker, led?: (hold: string, signal: AbortSignal) => void): Promise<void> {
   const name = rng.pick(ELECTION_NAMES);
   const op = w.nextId();
   const hold = w.nextId();
@@ -75,6 +75,7 @@ export async function electionOperation(client: LockClient, rng: Prng, w: Electi
   };
   if (leadership.signal.aborted) onLost();
   else leadership.signal.addEventListener('abort', onLost, { once: true });
+  led?.(hold, leadership.signal);
   for (let n = 1; n <= proclaims; n += 1) {
     await w.sleep(Math.round(leadFor / (proclaims + 1)));
     // A careful leader checks its signal before acting.

@@ -22,6 +22,12 @@ export interface ClientSetup {
   readonly ownRetries: boolean;
   /** Connects as the run's ACL user, whose scripts the `refuse-scripts` fault refuses for a while. */
   readonly acl: boolean;
+  /**
+   * Its main LockClient runs a renewal thread (`renewalThread`, maxStall TIMING.maxStall),
+   * connected through the same proxy with the same options, and its operations may stall the
+   * worker's event loop (stall.ts).
+   */
+  readonly thread: boolean;
 }
 
 /** Sent to a worker on start (argv[2], as JSON). */
@@ -37,6 +43,8 @@ export interface WorkerConfig {
   readonly client: TortureClient;
   /** Concurrent operation loops per client. */
   readonly actorsPerClient: number;
+  /** The renewal thread's program (a bundle of lib/renewal-thread/worker-main.ts) and its connect module (renewal.ts), as file URLs. */
+  readonly renewal: { readonly worker: string; readonly connect: string };
 }
 
 export type WorkerEvent =
@@ -156,6 +164,26 @@ export type WorkerEvent =
   | { readonly type: 'write'; readonly t: number; readonly hold: string; readonly name: string; readonly token: number }
   /** An observer of an election (tools/torture/election.ts) was told of a leader (epoch, value) or of none (null). */
   | { readonly type: 'observed'; readonly t: number; readonly observer: string; readonly name: string; readonly epoch: number | null; readonly value: string | null }
+  /**
+   * An operation on client `client` blocked the worker's event loop (a synchronous busy loop)
+   * from t0 to t while holding (stall.ts): sent as it begins (`begin`, t = t0: a worker killed
+   * meanwhile never sends the `end`) and once it resumed (`end`). `protected`: the holds the
+   * worker's renewal threads renewed then (watchdog mode, no maxHoldTime, on a client whose
+   * threads were all connected), which must be kept through it (or, past maxStall, told `stalled`
+   * before anyone else gets in), each with its client and whether that client connects as the
+   * ACL user.
+   */
+  | {
+      readonly type: 'stall';
+      readonly phase: 'begin' | 'end';
+      readonly t: number;
+      readonly t0: number;
+      readonly client: number;
+      readonly hold: string;
+      readonly protected: readonly { readonly hold: string; readonly client: number; readonly acl: boolean }[];
+    }
+  /** A renewal thread of client `client` connected (`up`), or went down and left its renewals to the event loop (`down`, with the error). */
+  | { readonly type: 'thread'; readonly t: number; readonly client: number; readonly which: string; readonly up: boolean; readonly error?: string }
   /** The worker stopped its loops and closed its clients. */
   | { readonly type: 'done'; readonly t: number; readonly errors: number };
 

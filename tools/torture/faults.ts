@@ -46,6 +46,8 @@ export interface RigOptions {
   readonly onExit: (worker: number, incarnation: number, t: number, killed: boolean) => void;
   /** Where faults are logged as they happen (shared with the checker). */
   readonly log: FaultRecord[];
+  /** The renewal threads' program and connect module (renewal.ts). */
+  readonly renewal: WorkerConfig['renewal'];
 }
 
 interface WorkerSlot {
@@ -142,7 +144,7 @@ export class Rig {
     slot.incarnation += 1;
     slot.exitExpected = false;
     slot.killedAt = undefined;
-    const { seed, kinds, clients, keyPrefix, actorsPerClient, client } = this.#options;
+    const { seed, kinds, clients, keyPrefix, actorsPerClient, client, renewal } = this.#options;
     const url = (server: ServerId, client: number): string => {
       const plain = this.proxies.get(proxyKey({ worker, client, server }))!.url;
       return this.setups[worker]![client]!.acl ? asAclUser(plain) : plain;
@@ -160,6 +162,7 @@ export class Rig {
       keyPrefix,
       client,
       actorsPerClient,
+      renewal,
     };
     const proc = fork(WORKER, [JSON.stringify(config)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     slot.proc = proc;

@@ -12,6 +12,7 @@ import { parseArgs, type Kind } from './args.js';
 import { Checker, serversOf, type Violation } from './checker.js';
 import { now } from './events.js';
 import { Rig, serversFor, type FaultRecord } from './faults.js';
+import { bundleRenewal } from './renewal.js';
 import { report } from './report.js';
 import { makeSchedule, TIMING, type ServerId } from './schedule.js';
 
@@ -110,6 +111,8 @@ async function leftoverKeys(): Promise<string[]> {
 
 const log: FaultRecord[] = [];
 const checker = new Checker(stillHeld, log, holdCount);
+// The renewal threads' program and connect module, bundled from the sources (renewal.ts).
+const renewal = await bundleRenewal();
 const rig = new Rig({
   log,
   seed: args.seed,
@@ -121,6 +124,7 @@ const rig = new Rig({
   keyPrefix,
   onEvent: (event) => checker.add(event),
   onExit: (worker, incarnation, t, killed) => checker.workerGone(worker, incarnation, t, killed ? 'killed' : 'exit'),
+  renewal: { worker: renewal.worker, connect: renewal.connect },
 });
 
 let interrupted = false;
@@ -168,5 +172,6 @@ try {
   for (const timer of timers) clearTimeout(timer);
   for (const admin of admins.values()) admin.disconnect();
   await rig.close();
+  await renewal.remove();
 }
 process.exit(exitCode);

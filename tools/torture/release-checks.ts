@@ -16,7 +16,7 @@ import { HOLD_DRIFT_FACTOR, HOLD_DRIFT_MS } from '../../lib/options.js';
 const JUDGED: readonly Kind[] = ['lock', 'fair', 'fenced', 'rw'];
 /** A Lease's lease is taken to stand until this long before its end by the holder's clock, ms. */
 const LEASE_MARGIN_MS = 100;
-/** A `lost` (expired, max-hold-time) this close to an owner count explains a low count, ms. */
+/** A `lost` (expired, max-hold-time, stalled: a renewal thread let it go) this close to an owner count explains a low count, ms. */
 const LOSS_NEAR_MS = 1_000;
 
 /** One answer to a Lease's release(): the first call (n 1) or a retry. */
@@ -201,10 +201,13 @@ function checkCounts(
     // Redis lost the key (a restart without persistence), or the worker froze past a lease before Redis was asked.
     if (restarts.some((r) => r.start < answeredAt && r.end > first)) continue;
     if (freezesOf(check.worker, log).some((f) => f.start < answeredAt && f.end > event.t)) continue;
-    // The lease ran out (or reached its cap) as Redis was asked: the holder is told right after.
+    // The lease ran out (or reached its cap, or the renewal thread let it go) as Redis was asked: the holder is told right after.
     const lostNear = owned.some(
       (h) =>
-        (h.lostReason === 'expired' || h.lostReason === 'max-hold-time') && h.end !== undefined && h.end >= event.t - 5 && h.end <= answeredAt + LOSS_NEAR_MS,
+        (h.lostReason === 'expired' || h.lostReason === 'max-hold-time' || h.lostReason === 'stalled') &&
+        h.end !== undefined &&
+        h.end >= event.t - 5 &&
+        h.end <= answeredAt + LOSS_NEAR_MS,
     );
     if (lostNear) continue;
     stats.liveCounts += 1;

@@ -3,7 +3,7 @@ import type { TortureArgs } from './args.js';
 import type { Checker, Violation } from './checker.js';
 import type { FaultRecord, TaggedEvent } from './faults.js';
 import type { ClientSetup } from './events.js';
-import { describeFault, FAULT_TYPES, type FaultType } from './schedule.js';
+import { describeFault, FAULT_TYPES, TIMING, type FaultType } from './schedule.js';
 
 /** Violations printed in full (with their trace); the others are counted. */
 const DETAILED = 5;
@@ -52,6 +52,12 @@ function describeEvent(tagged: TaggedEvent, origin: number): string {
       return `${at(e.t)} ${who} wait ${e.kind} ${e.names.join('+')} op=${e.op} budget=${e.budget} took ${(e.t - e.t0).toFixed(0)} ms: ${e.outcome}${e.error ? ` ${e.error}` : ''}`;
     case 'observed':
       return `${at(e.t)} ${who} observer ${e.observer} saw ${e.epoch === null ? 'no leader' : `epoch ${e.epoch} value ${e.value}`}`;
+    case 'stall':
+      return e.phase === 'begin'
+        ? `${at(e.t0)} ${who} STALL begins (client ${e.client}) holding hold=${e.hold}; renewed by a thread: ${e.protected.map((p) => p.hold).join(',') || 'none'}`
+        : `${at(e.t)} ${who} stall of client ${e.client} ends after ${(e.t - e.t0).toFixed(0)} ms`;
+    case 'thread':
+      return `${at(e.t)} ${who} renewal thread of client ${e.client} ${e.which} ${e.up ? 'connected' : `DOWN: ${e.error}`}`;
     case 'ready':
       return `${at(e.t)} ${who} ready`;
     case 'done':
@@ -87,6 +93,7 @@ function trace(violation: Violation, checker: Checker, log: readonly FaultRecord
       if (e.type === 'owner-count') return false;
       if (violation.name === undefined) return true;
       if ('hold' in e && holds.has(e.hold)) return true;
+      if (e.type === 'stall' && e.protected.some((p) => holds.has(p.hold))) return true;
       return eventNames(tagged).includes(violation.name);
     })
     .sort((a, b) => eventTime(a) - eventTime(b))
@@ -139,6 +146,14 @@ export function report(
       `semaphores: holds=${sem.holds} most-permits-out=${sem.maxOut} waits-timed-out=${sem.timedOut} (judged for a missed wake-up: ${sem.judged})`,
     );
   }
+  const st = checker.stallStats;
+  const threaded = which((s) => s.thread);
+  console.log(
+    `stalls: done=${st.stalls} (past maxStall ${st.pastMaxStall}, ended by a kill ${st.killed}; maxStall ${TIMING.maxStall} ms, longest ${st.longestMs.toFixed(0)} ms) ` +
+      `holds renewed by a thread through one=${st.guarded} (judged in full ${st.judged}: kept ${st.kept}, told stalled ${st.lostStalled}, lost otherwise ${st.lostOther}; ` +
+      `a fault in their way ${st.disturbed}) cut-by-stall=${s.cutByStall}; renewal threads on ${threaded}: connected ${st.threadsUp}, down ${st.threadsDown}`,
+  );
+  for (const error of st.downErrors) console.log(`renewal thread down: ${error}`);
   const o = checker.observerStats;
   if (o && o.observed > 0) console.log(`election observers: ${o.observers} saw ${o.observed} changes (${o.compared} consecutive pairs compared)`);
   const at = (t: number): string => `+${((t - origin) / 1_000).toFixed(3)}s`;

@@ -89,6 +89,13 @@ export const TIMING = {
    */
   longLeaseMin: 8_000,
   longLeaseMax: 12_000,
+  /**
+   * `renewalThread.maxStall` of the clients with a renewal thread (ClientSetup.thread): a loop
+   * blocked this long lets the thread stop renewing. A stall (stall.ts) is 0.5–3 leases: most
+   * end well before it, a third up to 400 ms past it, before a hold the thread let go can run out
+   * in Redis, so its holder is told `stalled` before any rival can take it.
+   */
+  maxStall: 4_000,
 } as const;
 
 /** `main`: the server of every kind but RedLock; 0–4: the RedLock masters. */
@@ -305,13 +312,22 @@ function extraFaults(seed: number, shape: ScheduleShape, endMs: number, first: r
 /**
  * How each worker's LockClients connect (ClientSetup), from a PRNG of its own: about half use
  * rlock's own retries, about half connect as the ACL user; every run has at least one of each.
+ * About half run a renewal thread (at least one, and one without when there are two or more).
  */
 export function clientSetups(seed: number, processes: number, clients: number): ClientSetup[][] {
   const rng = new Prng((seed ^ 0x165667b1) >>> 0);
-  const setups = Array.from({ length: processes }, () => Array.from({ length: clients }, () => ({ ownRetries: rng.chance(0.5), acl: rng.chance(0.5) })));
+  const setups = Array.from({ length: processes }, () =>
+    Array.from({ length: clients }, () => ({ ownRetries: rng.chance(0.5), acl: rng.chance(0.5), thread: false })),
+  );
   const all = setups.flat();
   if (!all.some((s) => s.ownRetries)) rng.pick(all).ownRetries = true;
   if (!all.some((s) => s.acl)) rng.pick(all).acl = true;
+  // The renewal threads, from a PRNG of their own (the draws above stay what a seed gave): about
+  // half the clients, at least one, and at least one without (its watchdog on its event loop).
+  const threads = new Prng((seed ^ 0x3c6ef372) >>> 0);
+  for (const setup of all) setup.thread = threads.chance(0.5);
+  if (!all.some((s) => s.thread)) threads.pick(all).thread = true;
+  if (all.length > 1 && all.every((s) => s.thread)) threads.pick(all).thread = false;
   return setups;
 }
 

@@ -20,11 +20,17 @@ import { Prng, TIMING } from './schedule.js';
 import { moveHold, reportLoss } from './hand-off.js';
 import { drawBurst, drawWideBurst, reenterAtOnce, type WideBurst } from './burst.js';
 import { drawRetryPlan, Ledger, type Acquired, type RetryPlan } from './ledger.js';
+import { drawStall, Stalls, type StallDraw } from './stall.js';
+import { useRenewalWorkerScript } from '../../lib/renewal-thread/worker-script.js';
 
 const config = JSON.parse(process.argv[2] ?? '') as WorkerConfig;
 const send = (event: WorkerEvent): void => {
+  stalls.forget(event);
   if (process.connected) process.send!(event);
 };
+// The renewal threads run the bundle of their program (renewal.ts): a thread has no TypeScript loader.
+useRenewalWorkerScript(new URL(config.renewal.worker));
+const stalls = new Stalls(send, { worker: config.worker, incarnation: config.incarnation, client: config.client, connect: config.renewal.connect });
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 let stopping = false;
@@ -38,12 +44,16 @@ const connect = (url: string, setup: ClientSetup): TortureConnection['connection
   connections.push(opened);
   return opened.connection;
 };
-const newClient = (url: string, setup: ClientSetup): LockClient => {
+const newClient = (url: string, setup: ClientSetup, c: number, which: string): LockClient => {
+  // With ClientSetup.thread: a renewal thread connected through the same proxy (stall.ts).
+  const thread = stalls.thread(url, setup, c, which);
   const client = new LockClient(connect(url, setup), {
     keyPrefix: config.keyPrefix,
     watchdogTimeout: TIMING.watchdogTimeout,
     fairLockWaitTimeout: TIMING.fairLockWaitTimeout,
+    ...(thread.options ? { renewalThread: thread.options } : {}),
   });
+  thread.attach(client);
   client.on('error', () => {
     errors += 1;
   });
@@ -56,9 +66,9 @@ interface WorkerClient {
   readonly main: LockClient | undefined;
   readonly red: readonly LockClient[];
 }
-const clients: WorkerClient[] = config.clients.map(({ main, red, setup }) => ({
-  main: main === undefined ? undefined : newClient(main, setup),
-  red: red.map((url) => newClient(url, setup)),
+const clients: WorkerClient[] = config.clients.map(({ main, red, setup }, c) => ({
+  main: main === undefined ? undefined : newClient(main, setup, c, 'main'),
+  red: red.map((url, i) => newClient(url, setup, c, `red${i}`)),
 }));
 
 /** The lock an operation takes: how to make it, its names, and how it holds. */
@@ -71,9 +81,19 @@ interface Target {
   readonly nested: () => { lock: RLock; mode: HoldMode };
   /** Semaphores: how many permits an acquisition takes. */
   readonly permits?: number;
+  /** The LockClients its holds live on (a RedLock's: one per master), whose renewal threads renew them. */
+  readonly via: readonly LockClient[];
+  /** The worker's client it runs on. */
+  readonly client: number;
 }
 
 function target(kind: Exclude<Kind, 'election'>, client: WorkerClient, rng: Prng): Target {
+  const c = clients.indexOf(client);
+  const base = { via: kind === 'redlock' ? client.red : [client.main!], client: c };
+  return { ...base, ...lockOf(kind, client, rng) };
+}
+
+function lockOf(kind: Exclude<Kind, 'election'>, client: WorkerClient, rng: Prng): Omit<Target, 'via' | 'client'> {
   const main = (): LockClient => client.main!;
   const k = rng.int(0, 1);
   switch (kind) {
@@ -195,6 +215,10 @@ async function acquire(
     capped: maxHoldTime !== undefined,
   });
   reportLoss(send, lease, hold);
+  // What a renewal thread renews to the end: a fresh hold in watchdog mode without a cap (a
+  // re-entry's owner may have one: it is not counted on) (stall.ts).
+  const renewable = !reentry && leaseTime === undefined && maxHoldTime === undefined;
+  stalls.track(hold, lease.signal, t.via, t.client, config.clients[t.client]!.setup.acl, renewable);
   const acquired = { lease, hold };
   ledger.acquired(acquired);
   return acquired;
@@ -302,8 +326,13 @@ async function severalAtOnce(op: string, t: Target, x: Several, rng: Prng, ledge
   await ledger.release(again);
 }
 
-async function operation(client: WorkerClient, kind: Kind, rng: Prng, extras: Extras): Promise<void> {
-  if (kind === 'election') return electionOperation(client.main!, rng, electionWorker);
+async function operation(client: WorkerClient, kind: Kind, rng: Prng, extras: Extras, stall: StallDraw): Promise<void> {
+  if (kind === 'election') {
+    // A leadership is in watchdog mode without a cap: a renewal thread renews it (stall.ts).
+    const c = clients.indexOf(client);
+    const led = (hold: string, signal: AbortSignal): void => stalls.track(hold, signal, [client.main!], c, config.clients[c]!.setup.acl, true);
+    return electionOperation(client.main!, rng, electionWorker, led);
+  }
   const t = target(kind, client, rng);
   const op = nextId();
   const leaseTime = drawLease(rng);
@@ -371,6 +400,14 @@ async function operation(client: WorkerClient, kind: Kind, rng: Prng, extras: Ex
         await release(inner);
       }
       await sleep(Math.max(0, holdFor - nestAt - nestFor));
+    } else if (stall.wanted && maxHoldTime === undefined && stalls.mayStall(outer.hold)) {
+      // A watchdog-mode hold its client's renewal threads renew: block the event loop a while.
+      await sleep(stall.afterMs);
+      if (stalls.mayStall(outer.hold)) {
+        stalls.stall(outer.hold, t.client, stall.ms);
+        // One turn of the loop: the heartbeat and the thread's news first (a careful holder then checks its signal).
+        await sleep(0);
+      }
     } else {
       await sleep(holdFor);
     }
@@ -390,8 +427,10 @@ async function operation(client: WorkerClient, kind: Kind, rng: Prng, extras: Ex
 async function actor(client: WorkerClient, seed: number): Promise<void> {
   const rng = new Prng(seed);
   const extra = new Prng((seed ^ 0x68e31da4) >>> 0);
+  // A third PRNG for the stalls (stall.ts), drawn every time: the other two stay what a seed gave.
+  const stalling = new Prng((seed ^ 0x1b873593) >>> 0);
   while (!stopping) {
-    await operation(client, rng.pick(config.kinds), rng, drawExtras(extra));
+    await operation(client, rng.pick(config.kinds), rng, drawExtras(extra), drawStall(stalling));
     await sleep(rng.int(0, 100));
   }
 }
@@ -430,6 +469,7 @@ for (const client of clients) {
   for (const red of client.red) await red.close();
 }
 for (const opened of connections) opened.close();
+stalls.close();
 send({ type: 'done', t: now(), errors });
 finished = true;
 process.disconnect();
