@@ -9,7 +9,8 @@
 #   :server the specs whose outcome can depend on the server's version (SERVER below)
 #   :library the whole suite less the specs whose client is the same on every family (LIBRARY_EXCLUDE)
 # The servers are redis-server from PATH, or the binary RLOCK_TEST_SERVER names (tools/redis8.sh,
-# tools/valkey.sh).
+# tools/valkey.sh). RLOCK_TEST_EXCLUDE: an extended regex of spec paths left out as well (not with
+# the full scope).
 # Example: tools/test-clients.sh node-redis iovalkey:client ioredis@5.9.0:core
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,9 +32,10 @@ CLIENT=(
 CLIENT_EXCLUDE='processes\.spec\.ts$|^spec/faults/memory\.spec\.ts$|^spec/faults/reentry-lease\.spec\.ts$'
 # The whole suite less the specs that run the same whatever the family: the `rlock` command's
 # (spec/cli: the command opens its own connection, with ioredis whenever it is installed), the
-# model-based searches (spec/model: they drive ioredis connections of their own) and the torture
-# checker's (spec/torture: no client at all). `npm test` runs them on ioredis.
-LIBRARY_EXCLUDE='^spec/(cli|model|torture)/'
+# model-based searches (spec/model: they drive ioredis connections of their own), the torture
+# checker's (spec/torture: no client at all), and those that run above the port (CLIENT_EXCLUDE).
+# `npm test` runs them on ioredis.
+LIBRARY_EXCLUDE="^spec/(cli|model|torture)/|$CLIENT_EXCLUDE"
 # What RESP3 changes for a client: its replies (maps, nulls, booleans) and pub/sub as pushes on the
 # command connection, so the port and adapters, wake-ups and notices, the proxy's framing, the
 # topologies. A script's reply is converted alike in both protocols (no script calls
@@ -107,6 +109,9 @@ for entry in "$@"; do
     library) mapfile -t files < <(find spec -name '*.spec.ts' | grep -Ev "$LIBRARY_EXCLUDE" | sort) ;;
     *) echo "unknown scope: $scope (full, client, core, library, resp3 or server)" >&2; exit 2 ;;
   esac
+  if [ -n "${RLOCK_TEST_EXCLUDE:-}" ] && [ "${#files[@]}" -gt 0 ]; then
+    mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -Ev "$RLOCK_TEST_EXCLUDE")
+  fi
   out="$results/$family-$installed-$scope.json"
   # The verdict is read from the JSON report below, so a failure there still reports.
   RLOCK_TEST_CLIENT="$family" npx --no-install vitest run "${files[@]}" --reporter=dot --reporter=json --outputFile="$out" || true
