@@ -19,10 +19,12 @@ export interface TortureArgs {
   readonly clients: number;
   /** The Redis client the workers use. */
   readonly client: TortureClient;
+  /** Whether about half the clients run a renewal thread and stall (`--threads off`: none do). */
+  readonly threads: boolean;
 }
 
 export const USAGE =
-  'usage: npm run torture -- [--seed N] [--seconds S] [--kinds lock,fair,rw,fenced,multi,redlock,semaphore,election] [--processes P] [--clients C] [--client ioredis|node-redis|iovalkey]';
+  'usage: npm run torture -- [--seed N] [--seconds S] [--kinds lock,fair,rw,fenced,multi,redlock,semaphore,election] [--processes P] [--clients C] [--client ioredis|node-redis|iovalkey] [--threads on|off]';
 
 function integer(flag: string, value: string | undefined, min: number, max: number): number {
   const n = Number(value);
@@ -40,6 +42,7 @@ export function parseArgs(argv: readonly string[], defaultSeed: () => number): T
   let processes = 3;
   let clients = 2;
   let client: TortureClient = 'ioredis';
+  let threads = true;
   for (let i = 0; i < argv.length; i += 1) {
     const [flag, inline] = argv[i]!.split('=', 2) as [string, string | undefined];
     const value = (): string | undefined => inline ?? argv[++i];
@@ -71,6 +74,12 @@ export function parseArgs(argv: readonly string[], defaultSeed: () => number): T
         kinds = [...new Set(list)] as Kind[];
         break;
       }
+      case '--threads': {
+        const on = value();
+        if (on !== 'on' && on !== 'off') throw new Error(`--threads wants on or off, got ${JSON.stringify(on)}\n${USAGE}`);
+        threads = on === 'on';
+        break;
+      }
       case '--help':
       case '-h':
         throw new Error(USAGE);
@@ -78,5 +87,5 @@ export function parseArgs(argv: readonly string[], defaultSeed: () => number): T
         throw new Error(`unknown argument ${JSON.stringify(argv[i])}\n${USAGE}`);
     }
   }
-  return { seed: seed ?? defaultSeed(), seconds, kinds, processes, clients, client };
+  return { seed: seed ?? defaultSeed(), seconds, kinds, processes, clients, client, threads };
 }

@@ -48,6 +48,8 @@ export interface RigOptions {
   readonly log: FaultRecord[];
   /** The renewal threads' program and connect module (renewal.ts). */
   readonly renewal: WorkerConfig['renewal'];
+  /** Whether some clients run a renewal thread (and stall). */
+  readonly threads: boolean;
 }
 
 interface WorkerSlot {
@@ -112,7 +114,7 @@ export class Rig {
   constructor(options: RigOptions) {
     this.#options = options;
     this.log = options.log;
-    this.setups = clientSetups(options.seed, options.processes, options.clients);
+    this.setups = clientSetups(options.seed, options.processes, options.clients, options.threads);
   }
 
   get serverIds(): ServerId[] {

@@ -125,6 +125,7 @@ const rig = new Rig({
   onEvent: (event) => checker.add(event),
   onExit: (worker, incarnation, t, killed) => checker.workerGone(worker, incarnation, t, killed ? 'killed' : 'exit'),
   renewal: { worker: renewal.worker, connect: renewal.connect },
+  threads: args.threads,
 });
 
 let interrupted = false;

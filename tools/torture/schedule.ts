@@ -312,9 +312,10 @@ function extraFaults(seed: number, shape: ScheduleShape, endMs: number, first: r
 /**
  * How each worker's LockClients connect (ClientSetup), from a PRNG of its own: about half use
  * rlock's own retries, about half connect as the ACL user; every run has at least one of each.
- * About half run a renewal thread (at least one, and one without when there are two or more).
+ * About half run a renewal thread (at least one, and one without when there are two or more),
+ * unless `threads` is false.
  */
-export function clientSetups(seed: number, processes: number, clients: number): ClientSetup[][] {
+export function clientSetups(seed: number, processes: number, clients: number, threads = true): ClientSetup[][] {
   const rng = new Prng((seed ^ 0x165667b1) >>> 0);
   const setups = Array.from({ length: processes }, () =>
     Array.from({ length: clients }, () => ({ ownRetries: rng.chance(0.5), acl: rng.chance(0.5), thread: false })),
@@ -324,10 +325,11 @@ export function clientSetups(seed: number, processes: number, clients: number): 
   if (!all.some((s) => s.acl)) rng.pick(all).acl = true;
   // The renewal threads, from a PRNG of their own (the draws above stay what a seed gave): about
   // half the clients, at least one, and at least one without (its watchdog on its event loop).
-  const threads = new Prng((seed ^ 0x3c6ef372) >>> 0);
-  for (const setup of all) setup.thread = threads.chance(0.5);
-  if (!all.some((s) => s.thread)) threads.pick(all).thread = true;
-  if (all.length > 1 && all.every((s) => s.thread)) threads.pick(all).thread = false;
+  if (!threads) return setups;
+  const draw = new Prng((seed ^ 0x3c6ef372) >>> 0);
+  for (const setup of all) setup.thread = draw.chance(0.5);
+  if (!all.some((s) => s.thread)) draw.pick(all).thread = true;
+  if (all.length > 1 && all.every((s) => s.thread)) draw.pick(all).thread = false;
   return setups;
 }
 
