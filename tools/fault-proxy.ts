@@ -33,6 +33,8 @@ export interface FaultProxy {
   swallowReplies(n: number, options?: { thenBlackhole?: boolean; connection?: number }): void;
   /** Resets every client socket and closes its upstream socket. */
   resetAll(): void;
+  /** Ends the swallows under way at once (their connections reset, as the n-th reply would) and drops an armed one. */
+  endSwallows(): void;
   close(): Promise<void>;
 }
 
@@ -100,6 +102,12 @@ interface Swallow {
   left: number;
   /** The caught commands whose replies have not come yet, by index (replies come in order). */
   readonly replies: Set<number>;
+  /**
+   * The first caught command's index: from its reply on, nothing reaches the client until the
+   * reset, as on a real connection, where a reply is never lost alone (a housekeeping command
+   * sent later must not have its reply taken for the lost one's).
+   */
+  first: number | undefined;
   readonly thenBlackhole: boolean;
 }
 
@@ -146,12 +154,13 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
       if (isHousekeeping(head, key)) continue;
       // Replies to the commands sent before still pass.
       if (armed && (armed.connection === undefined || armed.connection === conn)) {
-        conn.swallow = { left: armed.n, replies: new Set(), thenBlackhole: armed.thenBlackhole };
+        conn.swallow = { left: armed.n, replies: new Set(), first: undefined, thenBlackhole: armed.thenBlackhole };
         armed = undefined;
       }
       if (conn.swallow && conn.swallow.left > 0) {
         conn.swallow.left -= 1;
         conn.swallow.replies.add(index);
+        conn.swallow.first ??= index;
       }
     }
     if (mode !== 'drop') conn.up.push(delays.up, { data: chunk });
@@ -159,12 +168,13 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
 
   const fromRedis = (conn: Connection, chunk: Buffer): void => {
     if (!open.has(conn)) return;
-    const swallowed = (reply: number): boolean => conn.swallow?.replies.has(reply) === true;
+    const swallowed = (reply: number): boolean => conn.swallow?.first !== undefined && reply >= conn.swallow.first;
     let start = 0;
     for (const { end, push } of conn.replies.feedValues(chunk)) {
       if (push) {
-        // A pub/sub message (RESP3): no command's reply, so never counted or swallowed.
-        if (mode !== 'drop') {
+        // A pub/sub message (RESP3): no command's reply, so never counted; lost with the replies after a swallowed one.
+        const lost = conn.swallow?.first !== undefined && conn.answered > conn.swallow.first;
+        if (mode !== 'drop' && !lost) {
           conn.down.push(delays.down, { data: chunk.subarray(start, end) });
         }
         start = end;
@@ -257,6 +267,15 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
     },
     resetAll: () => {
       for (const conn of [...open]) kill(conn);
+    },
+    endSwallows: () => {
+      armed = undefined;
+      for (const conn of [...open]) {
+        const swallow = conn.swallow;
+        if (swallow?.first === undefined) continue;
+        conn.swallow = undefined;
+        conn.down.push(delays.down, { action: () => kill(conn) });
+      }
     },
     close: async () => {
       for (const conn of [...open]) kill(conn);

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { identityKey } from '../keys.js';
 import type { RedisPort } from '../redis/port.js';
+import { settleWithin } from '../settle-within.js';
 import type { ProcessIdentity } from './types.js';
 
 /** How long a client's identity outlives its last refresh, ms: a dead process's entry goes within this. */
@@ -53,10 +54,7 @@ export class ClientIdentity {
     this.#closed = true;
     this.#stop();
     if (!this.#written) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const cap = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS).unref()));
-    await Promise.race([this.#send(['del', this.#key]), cap]);
-    clearTimeout(timer);
+    await settleWithin(this.#send(['del', this.#key]), CLOSE_WAIT_MS);
   }
 
   #write(): void {

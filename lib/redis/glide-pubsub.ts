@@ -197,6 +197,9 @@ export class GlidePubSub implements PubSubPort {
     }
   }
 
+  /** Nothing to cut: close() goes on, and closes rlock's own client once it is made. */
+  abandon(): void {}
+
   async close(channels: readonly string[]): Promise<void> {
     this.#closed = true;
     this.#stopRechecks();

@@ -279,6 +279,10 @@ export class IoRedisPubSub implements PubSubPort {
     await (this.#sharded ? this.#conn.sunsubscribe(channel) : this.#conn.unsubscribe(channel));
   }
 
+  abandon(): void {
+    if (this.#owned) this.#conn.disconnect();
+  }
+
   async close(channels: readonly string[]): Promise<void> {
     const conn = this.#conn;
     conn.off(this.#sharded ? 'smessage' : 'message', this.#onMessage);

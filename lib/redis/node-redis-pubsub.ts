@@ -171,6 +171,10 @@ export class NodeRedisPubSub implements PubSubPort {
     await (this.#sharded ? this.#conn.sUnsubscribe(channel, this.#listener) : this.#conn.unsubscribe(channel, this.#listener));
   }
 
+  abandon(): void {
+    if (this.#owned && this.#conn.isOpen) this.#conn.destroy();
+  }
+
   async close(channels: readonly string[]): Promise<void> {
     this.#closed = true;
     this.#wakeAwaiting();

@@ -53,6 +53,8 @@ export interface PubSubPort {
   unsubscribe(channel: string): Promise<void>;
   /** Removes rlock's listeners; closes the connection if rlock opened it, else leaves `channels`. */
   close(channels: readonly string[]): Promise<void>;
+  /** close() got no answer in time: cuts rlock's own connection at once; leaves the application's as it is. */
+  abandon(): void;
 }
 
 /** What rlock knows of a connection, fixed when its adapter is made: the adapters' common base. */

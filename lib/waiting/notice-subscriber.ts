@@ -1,5 +1,9 @@
 import { toLockError } from '../errors.js';
 import type { PubSubPort } from '../redis/port.js';
+import { settleWithin } from '../settle-within.js';
+
+/** How long close() waits for the goodbyes (UNSUBSCRIBE, QUIT) to be answered, ms. */
+const CLOSE_GOODBYE_MS = 1_000;
 
 /** What a subscribed channel is told. */
 export interface NoticeListener {
@@ -59,9 +63,15 @@ export class NoticeSubscriber {
     await port.unsubscribe(channel);
   }
 
+  /**
+   * Leaves the channels (closes rlock's own connection), waiting at most CLOSE_GOODBYE_MS for
+   * Redis to answer: a silent connection must not hold close() up; rlock's own is cut then.
+   */
   async close(): Promise<void> {
     const channels = [...this.#listeners.keys()];
     this.#listeners.clear();
-    await this.#port?.close(channels);
+    const port = this.#port;
+    if (port === undefined) return;
+    if (!(await settleWithin(port.close(channels), CLOSE_GOODBYE_MS))) port.abandon();
   }
 }

@@ -1,5 +1,6 @@
 import { listenerId, type LockKeys, type WaitTarget } from '../keys.js';
 import type { Topology } from '../redis/topology.js';
+import { settleWithin } from '../settle-within.js';
 import type { LockScripts } from '../scripts/registry.js';
 import { FairWaiterQueue } from './fair-waiter-queue.js';
 import type { NoticeSubscriber } from './notice-subscriber.js';
@@ -120,12 +121,7 @@ export class WaiterQueues {
       for (const queue of queues.values()) queue.close(error);
       queues.clear();
     }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const bound = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, CLOSE_LEAVE_MS);
-      timer.unref?.();
-    });
-    return Promise.race([Promise.all(this.#leaving).then(() => undefined), bound]).finally(() => clearTimeout(timer));
+    return settleWithin(Promise.all(this.#leaving), CLOSE_LEAVE_MS).then(() => undefined);
   }
 
   #channel(prefix: string): string {

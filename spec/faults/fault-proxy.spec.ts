@@ -146,6 +146,36 @@ describe('fault proxy', () => {
     expect(await redis.incr(`${rig.prefix}:h`)).toBe(2);
   });
 
+  it('after a swallowed reply nothing reaches the client until the reset: a PING sent meanwhile is not taken for the lost reply', async () => {
+    const redis = rig.connect('proxy');
+    await redis.ping();
+    rig.proxy.swallowReplies(2);
+    const first = redis.incr(`${rig.prefix}:p1`);
+    await until(async () => (await rig.admin.get(`${rig.prefix}:p1`)) === '1');
+    let pong: unknown;
+    const ping = redis.ping().then((reply) => (pong = reply));
+    await sleep(150);
+    expect(pong, 'the PING is not answered while a reply before it is lost').toBeUndefined();
+    const second = redis.incr(`${rig.prefix}:p2`);
+    // Both run, both replies lost, the socket reset; ioredis resends all three, in order.
+    expect(await first).toBe(2);
+    expect(await ping).toBe('PONG');
+    expect(await second).toBe(2);
+  });
+
+  it('endSwallows resets a connection whose swallow is under way (one of n caught), and drops an armed one', async () => {
+    const redis = rig.connect('proxy');
+    await redis.ping();
+    rig.proxy.swallowReplies(2);
+    const incr = redis.incr(`${rig.prefix}:e`);
+    await until(async () => (await rig.admin.get(`${rig.prefix}:e`)) === '1');
+    rig.proxy.endSwallows();
+    expect(await incr, 'reset, then resent').toBe(2);
+    rig.proxy.swallowReplies(1);
+    rig.proxy.endSwallows();
+    expect(await redis.incr(`${rig.prefix}:e`), 'nothing armed any more').toBe(3);
+  });
+
   it('swallowReplies with thenBlackhole holds the resend until heal', async () => {
     const redis = rig.connect('proxy');
     await redis.ping();

@@ -376,6 +376,7 @@ export class Checker {
         return;
       case 'ready':
       case 'done':
+      case 'stuck':
         return;
     }
   }

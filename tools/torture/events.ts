@@ -185,6 +185,8 @@ export type WorkerEvent =
   /** A renewal thread of client `client` connected (`up`), or went down and left its renewals to the event loop (`down`, with the error). */
   | { readonly type: 'thread'; readonly t: number; readonly client: number; readonly which: string; readonly up: boolean; readonly error?: string }
   /** The worker stopped its loops and closed its clients. */
-  | { readonly type: 'done'; readonly t: number; readonly errors: number };
+  | { readonly type: 'done'; readonly t: number; readonly errors: number }
+  /** Still not done STUCK_REPORT_MS after it was asked to stop: what it is still doing (a 'did not stop' crash names it). */
+  | { readonly type: 'stuck'; readonly t: number; readonly doing: string };
 
 export type ParentMessage = { readonly type: 'stop' };

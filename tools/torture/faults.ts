@@ -60,6 +60,8 @@ interface WorkerSlot {
   /** When a fault sent it SIGKILL. */
   killedAt: number | undefined;
   done: Promise<void> | undefined;
+  /** What it said it was still doing, asked to stop and not done yet (a 'stuck' event). */
+  stuck?: string;
 }
 
 export const proxyKey = (p: ProxyTarget): string => `${p.worker}/${p.client}/${p.server}`;
@@ -172,6 +174,7 @@ export class Rig {
     const ready = new Promise<void>((resolve) => {
       proc.on('message', (event: WorkerEvent) => {
         if (event.type === 'ready') resolve();
+        if (event.type === 'stuck') slot.stuck = event.doing;
         this.#options.onEvent({ worker, incarnation, event });
       });
     });
@@ -315,6 +318,7 @@ export class Rig {
     await Promise.race([Promise.allSettled([...this.#pending]), sleep(15_000)]);
     for (const proxy of this.proxies.values()) {
       proxy.latency({});
+      proxy.endSwallows();
       proxy.heal();
     }
     for (const server of this.servers.keys()) await this.#allowScripts(server);
@@ -330,7 +334,7 @@ export class Rig {
         if (proc.connected) proc.send({ type: 'stop' });
         const stopped = await Promise.race([slot.done!.then(() => true), sleep(timeoutMs).then(() => false)]);
         if (!stopped) {
-          this.crashes.push(`worker ${this.#workers.indexOf(slot)} did not stop within ${timeoutMs} ms`);
+          this.crashes.push(`worker ${this.#workers.indexOf(slot)} did not stop within ${timeoutMs} ms (still ${slot.stuck ?? 'unknown'})`);
           slot.exitExpected = true;
           slot.killedAt = now();
           proc.kill('SIGKILL');

@@ -62,6 +62,8 @@ function describeEvent(tagged: TaggedEvent, origin: number): string {
       return `${at(e.t)} ${who} ready`;
     case 'done':
       return `${at(e.t)} ${who} done`;
+    case 'stuck':
+      return `${at(e.t)} ${who} STUCK stopping: ${e.doing}`;
   }
 }
 

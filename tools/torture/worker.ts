@@ -424,13 +424,16 @@ async function operation(client: WorkerClient, kind: Kind, rng: Prng, extras: Ex
  * One loop of operations, with its own PRNGs: its choices depend on the seed only, not on
  * timing. The second PRNG draws what the first never did (Extras).
  */
-async function actor(client: WorkerClient, seed: number): Promise<void> {
+async function actor(client: WorkerClient, seed: number, id: string): Promise<void> {
   const rng = new Prng(seed);
   const extra = new Prng((seed ^ 0x68e31da4) >>> 0);
   // A third PRNG for the stalls (stall.ts), drawn every time: the other two stay what a seed gave.
   const stalling = new Prng((seed ^ 0x1b873593) >>> 0);
   while (!stopping) {
-    await operation(client, rng.pick(config.kinds), rng, drawExtras(extra), drawStall(stalling));
+    const kind = rng.pick(config.kinds);
+    doing.set(id, `${kind} since ${now().toFixed(0)}`);
+    await operation(client, kind, rng, drawExtras(extra), drawStall(stalling));
+    doing.delete(id);
     await sleep(rng.int(0, 100));
   }
 }
@@ -443,8 +446,16 @@ function describe(error: unknown): string {
   return String(error);
 }
 
+/** What each actor (by client.actor) and the shutdown are doing now: told to the parent if stopping takes long. */
+const doing = new Map<string, string>();
+/** How long after 'stop' the worker tells the parent what it is still doing, ms (the parent kills it at 20 s). */
+const STUCK_REPORT_MS = 15_000;
 process.on('message', (message: ParentMessage) => {
-  if (message.type === 'stop') stopping = true;
+  if (message.type !== 'stop' || stopping) return;
+  stopping = true;
+  setTimeout(() => {
+    send({ type: 'stuck', t: now(), doing: [...doing].map(([who, what]) => `${who}: ${what}`).join('; ') || 'nothing recorded' });
+  }, STUCK_REPORT_MS).unref();
 });
 // The parent is gone: nothing to report to.
 let finished = false;
@@ -460,14 +471,20 @@ const observers = config.kinds.includes('election')
   : [];
 await Promise.all(
   clients.flatMap((client, c) =>
-    Array.from({ length: config.actorsPerClient }, (_, a) => actor(client, (config.seed + (c * config.actorsPerClient + a) * 0x9e3779b1) >>> 0)),
+    Array.from({ length: config.actorsPerClient }, (_, a) => actor(client, (config.seed + (c * config.actorsPerClient + a) * 0x9e3779b1) >>> 0, `actor ${c}.${a}`)),
   ),
 );
+doing.set('shutdown', 'stopping the election observers');
 for (const observer of observers) await observer.stop();
-for (const client of clients) {
+for (const [c, client] of clients.entries()) {
+  doing.set('shutdown', `closing client ${c}'s LockClient`);
   await client.main?.close();
-  for (const red of client.red) await red.close();
+  for (const [r, red] of client.red.entries()) {
+    doing.set('shutdown', `closing client ${c}'s RedLock member ${r}`);
+    await red.close();
+  }
 }
+doing.set('shutdown', 'closing the connections and stalls');
 for (const opened of connections) opened.close();
 stalls.close();
 send({ type: 'done', t: now(), errors });
