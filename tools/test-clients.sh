@@ -113,6 +113,7 @@ for entry in "$@"; do
     mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -Ev "$RLOCK_TEST_EXCLUDE")
   fi
   out="$results/$family-$installed-$scope.json"
+  pass_t0=$SECONDS
   # The verdict is read from the JSON report below, so a failure there still reports.
   RLOCK_TEST_CLIENT="$family" npx --no-install vitest run "${files[@]}" --reporter=dot --reporter=json --outputFile="$out" || true
   line="$(node -e "
@@ -122,6 +123,6 @@ for entry in "$@"; do
     console.log(r.numPassedTests + ' passed, ' + r.numFailedTests + ' failed, ' + r.numPendingTests + ' skipped');
     if (r.numTotalTests === 0 || r.numFailedTests > 0 || !r.success) process.exit(1);
   " "$out")" || { echo "tests on $label: $line" >&2; exit 1; }
-  summary+=("$label: $line")
+  summary+=("$label: $line, $((SECONDS - pass_t0)) s")
 done
 printf 'tests per client: %s\n' "${summary[@]}"
