@@ -82,6 +82,8 @@ export class RenewalThread {
 
   constructor(config: RenewalThreadConfig) {
     this.#config = config;
+    // First: a missing program is an InvalidArgumentError from the constructor, before any timer.
+    const script = renewalWorkerScript();
     const { redis, leaseMs, maxStallMs, syncReplicas, connect } = config;
     const data: RenewalThreadData = {
       buffer: this.#slots.buffer,
@@ -98,7 +100,7 @@ export class RenewalThread {
     // and by any call on a hold (Holds.get), so a beat costs nothing per hold.
     this.#beat = setInterval(() => this.#slots.beat(), BEAT_MS);
     this.#beat.unref();
-    this.#worker = new Worker(renewalWorkerScript(), { workerData: data, stdout: false, stderr: false });
+    this.#worker = new Worker(script, { workerData: data, stdout: false, stderr: false });
     this.#worker.on('message', (message: FromThread) => this.#receive(message));
     this.#worker.on('error', (error) => this.#down(`the renewal thread failed: ${error.message}`, error));
     this.#worker.on('exit', (code) => this.#down(`the renewal thread exited (code ${code})`));

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { InvalidArgumentError } from '../errors.js';
 
 /** Set by the specs, which run the sources: the thread's program bundled from them. */
 let override: URL | undefined;
@@ -20,5 +21,7 @@ export function renewalWorkerScript(): URL {
   const here = typeof __filename === 'string' ? pathToFileURL(__filename).href : import.meta.url;
   const url = new URL('./renewal-worker.js', here);
   if (existsSync(url)) return url;
-  throw new Error('rlock: the renewal thread’s program (renewal-worker.js) is missing: renewalThread runs from the built package');
+  throw new InvalidArgumentError(
+    `renewalThread: the renewal thread's program is missing (${url.href}): renewalThread runs from rlock's built package, not from its sources`,
+  );
 }

@@ -188,6 +188,14 @@ describe('renewalThread: holds that outlive a blocked event loop', () => {
     expect(make({ connect: 42 })).toThrow(/renewalThread.connect/);
     expect(make({ connect: './x.mjs', maxStall: 999 })).toThrow(/renewalThread.maxStall. must be at least 1000/);
     expect(make({ connect: './x.mjs', other: 1 })).toThrow(InvalidArgumentError);
+    // Run from the sources with no program named (a user's tsx app importing rlock's sources).
+    useRenewalWorkerScript(undefined);
+    try {
+      expect(make({ connect: './x.mjs' })).toThrow(InvalidArgumentError);
+      expect(make({ connect: './x.mjs' })).toThrow(/the renewal thread's program is missing .*renewal-worker\.js/);
+    } finally {
+      useRenewalWorkerScript(WORKER);
+    }
   });
 
   describe('the holder in a process of its own', () => {

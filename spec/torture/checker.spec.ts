@@ -162,6 +162,26 @@ describe('torture checker', () => {
       expect(checker.stallStats).toMatchObject({ guarded: 1, disturbed: 1, judged: 0 });
     });
 
+    it('a hold taken between a freeze and a stall that follows within the wake margin ends where the stall began', async () => {
+      // Worker 0 frozen 0–1000 ms, running 1000–1200 (it takes hold a at 1100), stalled 1200–4000;
+      // a's lease runs out meanwhile, b (worker 1) takes the lock at 2800, a is told at 4010.
+      const log: FaultRecord[] = [{ fault: { type: 'sigstop', at: 0, duration: 1_000, worker: 0 }, start: base, end: base + 1_000 }];
+      const checker = await check(
+        [
+          (c) => c.add({ worker: 0, incarnation: 0, event: acquired('a', 'owner-a', base + 1_100, 'lock') }),
+          stall(1_200, 4_000, []),
+          (c) => c.add({ worker: 1, incarnation: 0, event: acquired('b', 'owner-b', base + 2_800, 'lock') }),
+          (c) => c.add({ worker: 1, incarnation: 0, event: { type: 'release', t: base + 3_000, hold: 'b' } }),
+          (c) => c.add({ worker: 0, incarnation: 0, event: { type: 'lost', t: base + 4_010, hold: 'a', reason: 'expired' } }),
+        ],
+        undefined,
+        log,
+      );
+      expect(checker.violations).toEqual([]);
+      // One pause, merged: counted as a freeze.
+      expect(checker.stats.cutByFreeze).toBe(1);
+    });
+
     // A stall past maxStall: the thread let the hold go; the holder is told `stalled` on resuming.
     const pastMaxStall = (rivalAt: number): ((c: Checker) => void)[] => [
       (c) => c.add({ worker: 0, incarnation: 0, event: acquired('a', 'owner-a', base, 'lock') }),

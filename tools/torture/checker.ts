@@ -196,6 +196,8 @@ export class Checker {
   /** The workers' stalls and renewal threads (stall-checks.ts). */
   readonly stallStats: StallStats = newStallStats();
   readonly #stalls: StallRecord[] = [];
+  /** Every worker's pauses (freezes and stalls), known once finish() ran. */
+  #pauses: readonly Pause[] = [];
   /** Stalls begun and not ended, per worker incarnation (a kill ends one). */
   readonly #openStalls = new Map<string, StallRecord>();
   /** Open holds per owner (re-entries share an owner); the lock is probed when the last one ends. */
@@ -615,6 +617,7 @@ export class Checker {
     const restarts = log.filter((r) => r.fault.type === 'redis-restart' && !r.error && r.end !== undefined);
     // Freezes and stalls: the stretches each worker's event loop ran nothing (stall-checks.ts).
     const pauses = pausesOf(freezes, this.#stalls, this.holds, log, this.stallStats);
+    this.#pauses = pauses;
     for (const hold of this.holds.values()) this.#effectiveEnd(hold, pauses, restarts);
     this.#checkExclusion();
     this.#countUnanswered();
@@ -663,9 +666,10 @@ export class Checker {
     let end = hold.end ?? Infinity;
     for (const pause of pauses) {
       if (pause.worker !== hold.worker || pause.guarded.has(hold.id)) continue;
-      const s = pause.start;
+      // A hold taken between two merged pauses (the worker ran then) ends where the next one began.
+      const s = pause.starts.find((start) => start > hold.start);
       const c = pause.end;
-      if (hold.start < s && end > s && end <= c + WAKE_MARGIN_MS) {
+      if (s !== undefined && end > s && end <= c + WAKE_MARGIN_MS) {
         end = s;
         hold.cutBy = `${pause.froze ? 'frozen' : 'stalled'} at ${s.toFixed(1)}`;
         if (pause.froze) this.stats.cutByFreeze += 1;
@@ -730,7 +734,7 @@ export class Checker {
                 `${(hold.effEnd! - hold.start).toFixed(1)} ms later: the acquisition resolved after its own lease had run out`
               : told
                 ? `lock "${name}": hold ${earlier.id} (${earlier.owner}) was told it lost the lock (${earlier.lostReason}) ` +
-                  `${(earlier.effEnd! - hold.start).toFixed(1)} ms AFTER hold ${hold.id} (${hold.owner}) acquired it`
+                  `${(earlier.effEnd! - hold.start).toFixed(1)} ms AFTER hold ${hold.id} (${hold.owner}) acquired it${this.#pausesOf(earlier)}`
                 : `lock "${name}": holds ${earlier.id} (${earlier.owner}, ${earlier.mode}) and ${hold.id} (${hold.owner}, ${hold.mode}) ` +
                   `overlap by ${overlap.toFixed(1)} ms (the first ended by ${earlier.endKind ?? 'nothing'}${earlier.cutBy ? `, ${earlier.cutBy}` : ''})`,
           });
@@ -738,6 +742,16 @@ export class Checker {
         open.push(hold);
       }
     }
+  }
+
+  /** The pauses of `hold`'s worker while it held, for a report: a told-late hold kept through one was its thread's to renew. */
+  #pausesOf(hold: Hold): string {
+    const during = this.#pauses.filter((p) => p.worker === hold.worker && p.start < (hold.end ?? Infinity) && p.end > hold.start);
+    if (during.length === 0) return '';
+    const told = during.map(
+      (p) => `${p.froze ? 'frozen' : 'stalled'} ${(p.end - p.start).toFixed(0)} ms from ${p.start.toFixed(1)}${p.guarded.has(hold.id) ? ', the hold renewed by its thread then' : ''}`,
+    );
+    return ` (its worker ${told.join('; ')})`;
   }
 
   /**

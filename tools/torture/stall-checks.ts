@@ -46,6 +46,11 @@ export interface Pause {
   readonly worker: number;
   readonly start: number;
   readonly end: number;
+  /**
+   * Where each of the pauses merged into this one began, in order ([start] for one): between
+   * them the worker ran (up to WAKE_MARGIN_MS) and may have taken holds.
+   */
+  readonly starts: readonly number[];
   readonly froze: boolean;
   readonly stalled: boolean;
   /** The holds a renewal thread renewed throughout, undisturbed: judged in full. */
@@ -130,7 +135,7 @@ export function pausesOf(
   const single: Pause[] = [];
   for (const r of freezes) {
     if (r.fault.type !== 'sigstop') continue;
-    single.push({ worker: r.fault.worker, start: r.start, end: r.end!, froze: true, stalled: false, guarded: new Set() });
+    single.push({ worker: r.fault.worker, start: r.start, end: r.end!, starts: [r.start], froze: true, stalled: false, guarded: new Set() });
   }
   for (const { worker, event } of stalls) {
     const guarded = new Set<string>();
@@ -141,7 +146,7 @@ export function pausesOf(
       if (log.some((r) => disturbs(r, worker, p.client, p.acl, hold.kind, event.t0 - TIMING.watchdogTimeout, event.t))) stats.disturbed += 1;
       else guarded.add(p.hold);
     }
-    single.push({ worker, start: event.t0, end: event.t, froze: false, stalled: true, guarded });
+    single.push({ worker, start: event.t0, end: event.t, starts: [event.t0], froze: false, stalled: true, guarded });
   }
   single.sort((a, b) => a.worker - b.worker || a.start - b.start);
   const merged: Pause[] = [];
@@ -153,6 +158,7 @@ export function pausesOf(
         worker: last.worker,
         start: last.start,
         end: Math.max(last.end, pause.end),
+        starts: [...last.starts, pause.start],
         froze: last.froze || pause.froze,
         stalled: last.stalled || pause.stalled,
         guarded: new Set(),
