@@ -33,10 +33,6 @@ import { warnUnheard } from './unheard-warning.js';
 import { ClientIdentity } from './inspect/process-identity.js';
 import { inspectWithProcesses, type LockInspection } from './inspect/identities.js';
 import { startRenewalThread, type RenewalThread } from './renewal-thread/renewal-thread.js';
-import { settleWithin } from './settle-within.js';
-
-/** How long close() waits for a look at a Cluster still in flight, ms. */
-const DETECT_CLOSE_WAIT_MS = 1_000;
 
 /**
  * The entry point: one per Redis connection (ioredis or iovalkey `Redis`/`Cluster`, node-redis
@@ -321,8 +317,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       this.#core.watchdog.close();
       this.#core.holds.close(new LockClientClosedError('the LockClient was closed: the lock is no longer renewed'));
       const leaving = this.#core.waiters.close(new LockClientClosedError('the LockClient was closed while waiting'));
-      // A Cluster still being looked at attaches no subscriber once closed (#detect): waited for a while only.
-      if (this.#detecting) await settleWithin(this.#detecting, DETECT_CLOSE_WAIT_MS);
+      // A Cluster still being looked at is not waited for: once closed, #detect attaches no subscriber.
       await Promise.all([leaving, this.#subscriber.close(), this.#identity.close(), this.#thread?.close()]);
     })();
     return this.#closing;

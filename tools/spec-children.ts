@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { build, type BuildOptions } from 'esbuild';
 import { luaEsbuildPlugin } from './lua-bundle.mjs';
 
 // The programs spec files start as child processes (the `rlock` command, the workers in
@@ -32,6 +32,21 @@ export function childBundle(program: ChildProgram): string {
   return join(OUT_DIR, program.replace(/\.ts$/, '.mjs'));
 }
 
+/**
+ * How a program that runs outside vitest is bundled from the sources: ESM for Node 20, the package
+ * build's Lua plugin, the packages left out (found from node_modules). tools/torture/renewal.ts too.
+ */
+export const NODE_BUNDLE: BuildOptions = {
+  outExtension: { '.js': '.mjs' },
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  packages: 'external',
+  plugins: [luaEsbuildPlugin()],
+  logLevel: 'warning',
+};
+
 /** Builds every program's bundle under `root` (lib/ shared between them as chunks). */
 export async function bundleChildPrograms(root: string): Promise<void> {
   await build({
@@ -39,14 +54,7 @@ export async function bundleChildPrograms(root: string): Promise<void> {
     entryPoints: [...CHILD_PROGRAMS],
     outdir: OUT_DIR,
     outbase: '.',
-    outExtension: { '.js': '.mjs' },
-    bundle: true,
     splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    packages: 'external',
-    plugins: [luaEsbuildPlugin()],
-    logLevel: 'warning',
+    ...NODE_BUNDLE,
   });
 }

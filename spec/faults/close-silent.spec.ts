@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LockClient, LockClientClosedError } from '../../lib/index.js';
+import { LockClient, LockClientClosedError, type RedisConnection } from '../../lib/index.js';
 import { sleep } from '../helpers/fixtures.js';
 import { ping } from '../helpers/clients.js';
 import { useFaultRig } from '../helpers/fault-rig.js';
@@ -28,56 +28,50 @@ describe('close() while Redis is silent', () => {
     await holder.getLock(name).acquire({ leaseTime: 20_000 });
   };
 
-  it("rlock's own pub/sub connection (subscribed, a wait on): close() ends in time and the wait rejects", async () => {
-    await holdElsewhere('own');
+  /**
+   * A client through the proxy waiting on lock `name` (held elsewhere): its pub/sub connection is
+   * `subscriber` if given, else rlock's own, made from the proxied connection.
+   */
+  const waitingClient = async (name: string, subscriber?: RedisConnection): Promise<{ locks: LockClient; waiting: Promise<boolean> }> => {
+    await holdElsewhere(name);
     const redis = rig.lockConnect('proxy');
     await ping(redis);
-    // No subscriber given: rlock makes its own from this connection, through the proxy too.
-    const locks = new LockClient(redis, { keyPrefix: rig.prefix });
+    if (subscriber) await ping(subscriber);
+    const locks = new LockClient(redis, { keyPrefix: rig.prefix, ...(subscriber ? { subscriber } : {}) });
     locks.on('error', () => undefined);
-    const waiting = locks.getLock('own').tryLock(10_000, 5_000);
+    const waiting = locks.getLock(name).tryLock(10_000, 5_000);
     waiting.catch(() => undefined);
-    await sleep(300); // subscribed, sleeping on the notice
-    rig.proxy.blackhole();
+    return { locks, waiting };
+  };
+
+  /** Closes `locks` once the proxy went silent: within the bound, and the wait rejects. */
+  const closeInTime = async (label: string, locks: LockClient, waiting: Promise<boolean>): Promise<void> => {
     const took = await settleTime(locks.close(), 10_000);
-    console.log(`[close-silent] own connection: close() took ${took.toFixed(0)} ms`);
+    console.log(`[close-silent] ${label}: close() took ${took.toFixed(0)} ms`);
     expect(took).toBeLessThan(CLOSE_BOUND_MS + SLACK_MS);
     await expect(waiting).rejects.toBeInstanceOf(LockClientClosedError);
+  };
+
+  it("rlock's own pub/sub connection (subscribed, a wait on): close() ends in time and the wait rejects", async () => {
+    const { locks, waiting } = await waitingClient('own');
+    await sleep(300); // subscribed, sleeping on the notice
+    rig.proxy.blackhole();
+    await closeInTime('own connection', locks, waiting);
   });
 
   it("rlock's own pub/sub connection, its subscription still unanswered: close() ends in time", async () => {
-    await holdElsewhere('own-pending');
-    const redis = rig.lockConnect('proxy');
-    await ping(redis);
-    const locks = new LockClient(redis, { keyPrefix: rig.prefix });
-    locks.on('error', () => undefined);
     // The first attempt answers; the subscription that follows goes into the silence.
-    const waiting = locks.getLock('own-pending').tryLock(10_000, 5_000);
-    waiting.catch(() => undefined);
+    const { locks, waiting } = await waitingClient('own-pending');
     await sleep(20);
     rig.proxy.blackhole();
     await sleep(200);
-    const took = await settleTime(locks.close(), 10_000);
-    console.log(`[close-silent] own connection, subscription pending: close() took ${took.toFixed(0)} ms`);
-    expect(took).toBeLessThan(CLOSE_BOUND_MS + SLACK_MS);
-    await expect(waiting).rejects.toBeInstanceOf(LockClientClosedError);
+    await closeInTime('own connection, subscription pending', locks, waiting);
   });
 
   it("the application's subscriber connection (subscribed, a wait on): close() ends in time", async () => {
-    await holdElsewhere('given');
-    const redis = rig.lockConnect('proxy');
-    const subscriber = rig.lockConnect('proxy');
-    await ping(redis);
-    await ping(subscriber);
-    const locks = new LockClient(redis, { keyPrefix: rig.prefix, subscriber });
-    locks.on('error', () => undefined);
-    const waiting = locks.getLock('given').tryLock(10_000, 5_000);
-    waiting.catch(() => undefined);
+    const { locks, waiting } = await waitingClient('given', rig.lockConnect('proxy'));
     await sleep(300);
     rig.proxy.blackhole();
-    const took = await settleTime(locks.close(), 10_000);
-    console.log(`[close-silent] given subscriber: close() took ${took.toFixed(0)} ms`);
-    expect(took).toBeLessThan(CLOSE_BOUND_MS + SLACK_MS);
-    await expect(waiting).rejects.toBeInstanceOf(LockClientClosedError);
+    await closeInTime('given subscriber', locks, waiting);
   });
 });

@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { luaEsbuildPlugin } from '../lua-bundle.mjs';
+import { NODE_BUNDLE } from '../spec-children.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -26,14 +26,7 @@ export async function bundleRenewal(): Promise<RenewalBundle> {
     absWorkingDir: ROOT,
     entryPoints: { 'renewal-worker': 'lib/renewal-thread/worker-main.ts', 'renewal-connect': 'tools/torture/renewal-connect.ts' },
     outdir,
-    outExtension: { '.js': '.mjs' },
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    packages: 'external',
-    plugins: [luaEsbuildPlugin()],
-    logLevel: 'warning',
+    ...NODE_BUNDLE,
   });
   return {
     worker: pathToFileURL(join(outdir, 'renewal-worker.mjs')).href,
