@@ -77,7 +77,24 @@ export async function spawnRedis(extraArgs: string[] = [], options: SpawnOptions
       `${serverCommand()} does not run: install redis-server (apt-get install -y redis-server), or set RLOCK_TEST_SERVER or REDIS_URL`,
     );
   }
-  const port = await freePort();
+  // A free port can be taken before the server binds it (the specs' own connections use these
+  // loopback ports too), and a Cluster node's bus port (port + 10000 unless given) is never checked:
+  // a server that exits at its first start is started again on other ports.
+  for (let attempt = 1; ; attempt += 1) {
+    const port = await freePort();
+    const bus = extraArgs.includes('--cluster-enabled') ? ['--cluster-port', String(await freePort())] : [];
+    try {
+      return await spawnOn(port, [...extraArgs, ...bus], options);
+    } catch (error) {
+      if (attempt === 3 || !(error instanceof ServerExited)) throw error;
+    }
+  }
+}
+
+/** The server exited while starting (its port taken, say). */
+class ServerExited extends Error {}
+
+async function spawnOn(port: number, extraArgs: string[], options: SpawnOptions): Promise<SpawnedRedis> {
   // Its own working directory: a replica's full sync writes an RDB file there, never in the repo.
   const dir = await mkdtemp(join(tmpdir(), `rlock-redis-${port}-`));
   let child: ChildProcess | undefined;
@@ -94,7 +111,7 @@ export async function spawnRedis(extraArgs: string[] = [], options: SpawnOptions
     child = proc;
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
-      if (proc.exitCode !== null) throw new Error(`redis-server on port ${port} exited with ${proc.exitCode}`);
+      if (proc.exitCode !== null) throw new ServerExited(`redis-server on port ${port} exited with ${proc.exitCode}`);
       if (await pingable(port)) return;
       await sleep(20);
     }
@@ -116,7 +133,12 @@ export async function spawnRedis(extraArgs: string[] = [], options: SpawnOptions
     await rm(dir, { recursive: true, force: true });
   };
 
-  await start();
+  try {
+    await start();
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
