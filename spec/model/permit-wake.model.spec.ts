@@ -49,6 +49,8 @@ const BOUND_MS = 500;
 /** A waiter that waits "without limit" (the processes spec waits 60 s). */
 const LONG_WAIT_MS = 30_000;
 const MAX_WAITING = 8;
+/** How long settling waits for every call sent to be answered by Redis, ms. */
+const SETTLE_MS = 10_000;
 const MAX_COMMANDS = 40;
 const PREFIX = `pwm-${process.pid.toString(36)}`;
 
@@ -80,6 +82,8 @@ interface Held {
 class Gate {
   /** Calls sent (on either connection) whose answer has not come back from Redis yet. */
   inflight = 0;
+  /** Their labels, for the message when they never come back. */
+  readonly unanswered = new Set<{ readonly label: string }>();
   /** Held items of every lagging connection, in arrival order. */
   readonly held: Held[] = [];
   trace: string[] | undefined;
@@ -150,11 +154,14 @@ const replyText = (value: unknown): string => (value === null ? 'nil (granted)' 
 function countCall(command: Command, answered: (deliver: () => void, text: string) => void): void {
   const { resolve, reject } = command;
   let done = false;
+  const call = { label: labelOf(command) };
   gate.inflight += 1;
+  gate.unanswered.add(call);
   const answer = (deliver: () => void, text: string): void => {
     if (done) return;
     done = true;
     gate.inflight -= 1;
+    gate.unanswered.delete(call);
     answered(deliver, text);
   };
   command.resolve = (value: unknown) => answer(() => resolve(value), replyText(value));
@@ -293,7 +300,9 @@ class World {
 
   /** Until every call sent has its answer back (delivered or held), and every notice published so far too. */
   async settle(): Promise<void> {
-    for (let round = 0; round < 1_000; round += 1) {
+    // Bounded by time, not rounds: on a loaded machine an answer can take a second to come.
+    const deadline = performance.now() + SETTLE_MS;
+    for (let round = 0; performance.now() < deadline; round += 1) {
       await (round < 3 ? nextTurn() : sleep(1));
       if (gate.inflight > 0) continue;
       // Redis answered every call: a PING on each pub/sub connection comes back after any notice
@@ -303,7 +312,8 @@ class World {
       await nextTurn();
       if (gate.inflight === 0) return;
     }
-    throw new Error('model: calls still in flight after 1000 rounds');
+    const labels = [...gate.unanswered].map((call) => call.label).join('; ');
+    throw new Error(`model: calls still in flight after ${SETTLE_MS} ms: ${labels}`);
   }
 
   /** Every connection catches up and lags no more, until nothing is in flight. */
