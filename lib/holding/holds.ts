@@ -89,6 +89,17 @@ export class Holds {
     for (const hold of this.watched()) renewer.track(hold);
   }
 
+  /**
+   * Runs the holder's clock on `hold` now if its time has passed, as its timer would: the timer
+   * lags behind a blocked event loop, and an acquisition of the owner sent after the clock ran out
+   * must take the lock afresh, not count as a re-entry of a hold Redis may have dropped meanwhile.
+   */
+  judgeDue(hold: Hold): void {
+    if (!this.isCurrent(hold)) return;
+    this.#renewer?.sync(hold);
+    if (hold.validUntil <= performance.now()) this.#expire(hold);
+  }
+
   /** A hold's maxHoldTime deadline (performance.now() ms) was set: no renewal after it. */
   capped(hold: Hold, at: number): void {
     this.#renewer?.capped(hold, at);

@@ -96,7 +96,11 @@ function afterReleases(call: AcquireCall, track: AcquireTrack, deadline: number)
  */
 function attemptInTime(call: AcquireCall, track: AcquireTrack, deadline: number): Promise<Acquired | false> {
   const left = call.waitMs === undefined ? undefined : Math.max(0, Math.ceil(deadline - performance.now()));
-  const reentered = call.holdBefore();
+  // A hold whose clock ran out (its timer held up by a blocked loop) is let go first: this attempt
+  // then takes the lock afresh instead of re-entering what Redis may have dropped.
+  const before = call.holdBefore();
+  if (before) call.core.holds.judgeDue(before);
+  const reentered = before && call.holdBefore();
   let pending: Promise<Acquired | false>;
   try {
     pending = call.attempt(left);

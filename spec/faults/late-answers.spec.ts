@@ -60,6 +60,31 @@ describe('late answers', () => {
     expect(await rival.tryLock(0, 10_000)).toBe(true);
   });
 
+  it('a re-entry asked after a blocked loop outran its hold\'s clock is judged by that clock first: the holder is told, the lock taken afresh', async () => {
+    const locks = rig.client(rig.lockConnect('direct'));
+    const lost: string[] = [];
+    locks.on('lost', (info) => lost.push(info.reason));
+    const lock = locks.getLock('outran');
+    const rival = rig.client(rig.lockConnect('direct')).getLock('outran');
+    await locks.runInContext(async () => {
+      const lease = await lock.acquire({ leaseTime: 300 });
+      // The loop is blocked past the fixed lease: the key expires in Redis, the clock's timer waits.
+      freezeFor(600);
+      // First thing after the block, one attempt (no wait, so no second try): a free lock is taken.
+      const again = lock.tryLock(0, 10_000);
+      // The old hold was judged before the attempt went out, not when its timer came round.
+      expect(lost).toEqual(['expired']);
+      expect(lease.signal.aborted).toBe(true);
+      expect(await again).toBe(true);
+      expect(await lock.getHoldCount()).toBe(1);
+      expect(await rival.tryLock(0, 10_000)).toBe(false);
+      // One unlock for the one hold Redis has: the lock is free.
+      await lock.unlock();
+    });
+    expect(await rig.admin.exists(rig.key('outran'))).toBe(0);
+    expect(await rival.tryLock(0, 10_000)).toBe(true);
+  });
+
   it('a hold the clock ended is let go in Redis too: taking the lock again is a fresh hold, not a re-entry', async () => {
     const locks = rig.client(rig.lockConnect('proxy'), { watchdogTimeout: 1_500 });
     const lost: string[] = [];
