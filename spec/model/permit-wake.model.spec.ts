@@ -150,8 +150,17 @@ function labelOf(command: Command): string {
 
 const replyText = (value: unknown): string => (value === null ? 'nil (granted)' : Buffer.isBuffer(value) ? value.toString() : JSON.stringify(value));
 
-/** Counts a call in flight until Redis answered it; `answered` then gets the answer instead of the caller. */
+/** Calls counted already: ioredis sends a call made before its connection was ready a second time. */
+const counted = new WeakSet<Command>();
+
+/**
+ * Counts a call in flight until Redis answered it; `answered` then gets the answer instead of the
+ * caller. Once per call: counted again on its second send, its answer would stay in flight while
+ * the gate held the first count's delivery.
+ */
 function countCall(command: Command, answered: (deliver: () => void, text: string) => void): void {
+  if (counted.has(command)) return;
+  counted.add(command);
   const { resolve, reject } = command;
   let done = false;
   const call = { label: labelOf(command) };
