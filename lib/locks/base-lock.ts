@@ -59,13 +59,8 @@ export abstract class BaseLock extends LockQueries implements RLock {
     return this.core.scripts.requests.send(this.keys.lock, owner, send, held);
   }
 
-  /**
-   * Sends an acquisition attempt (lease `ttlMs`; `took`: it acquired): a lost answer's hold is given
-   * back (lost-attempt.ts). The owner's hold is judged by its clock first (Holds.judgeDue).
-   */
+  /** Sends an acquisition attempt (lease `ttlMs`; `took`: it acquired): a lost answer's hold is given back (lost-attempt.ts). */
   protected requestAttempt<T>(owner: string, ttlMs: number, send: (request: CallRequest) => Promise<T>, took: (reply: T) => boolean, missed?: () => void): Promise<T> {
-    const hold = this.holdOf(owner);
-    if (hold) this.core.holds.judgeDue(hold);
     return sendAttempt((held) => this.request(owner, send, held), took, () => this.abandon(owner), () => this.core.assertOpen(), ttlMs, missed);
   }
 
