@@ -1,4 +1,5 @@
 import type { Arg, LuaScript } from './port.js';
+import { encodeCommand } from './resp-encode.js';
 
 /** What rlock uses of ioredis' (or iovalkey's) `Command` (`Redis.Command`). */
 interface IoCommand {
@@ -47,7 +48,8 @@ function callClassOf(Command: IoCommandClass): new (name: string, args: unknown[
           this.name = 'evalsha';
           this.args[0] = this.sha;
         }
-        return super.toWritable(socket);
+        // One buffer, not ioredis' string concatenation (resp-encode.ts).
+        return encodeCommand(this.name, this.args);
       }
     };
     callClasses.set(Command, ScriptCallClass);
@@ -101,8 +103,8 @@ export class ScriptSender {
 
   #call(script: LuaScript, args: readonly Arg[]): ScriptCall {
     const sha = this.#shaOf(script);
-    const head: Arg[] = script.numberOfKeys === undefined ? [sha] : [sha, script.numberOfKeys];
-    const call = new this.#Call('evalsha', head.concat(args), this.#options);
+    // Nested: Command flattens its arguments into an array of its own anyway.
+    const call = new this.#Call('evalsha', script.numberOfKeys === undefined ? [sha, args] : [sha, script.numberOfKeys, args], this.#options);
     call.script = script;
     call.sha = sha;
     return call;
