@@ -56,7 +56,8 @@ export class WaiterQueues {
 
   /** The queue of a lock this client already waits on (or recently did), if any. */
   peek(target: WaitTarget): WaiterQueue | undefined {
-    return this.#queues.get(this.#channel(target.wakePrefix));
+    // Asked before every attempt: with no queue at all (nothing waited lately), no channel name is built.
+    return this.#queues.size === 0 ? undefined : this.#queues.get(this.#channel(target.wakePrefix));
   }
 
   /** The queue of a lock, created on first need. */
@@ -81,7 +82,7 @@ export class WaiterQueues {
 
   /** The fair queue of a lock this client already waits on (or recently did), if any. */
   peekFair(keys: LockKeys): FairWaiterQueue | undefined {
-    return this.#fairQueues.get(this.#channel(keys.turnPrefix));
+    return this.#fairQueues.size === 0 ? undefined : this.#fairQueues.get(this.#channel(keys.turnPrefix));
   }
 
   /** The fair queue of a lock, created on first need. */
