@@ -16,7 +16,7 @@ import { isReleaseTraced, traceRelease } from '../telemetry/tracing.js';
 import { runWithLease } from '../lease/run-with-lease.js';
 import type { LockWaitOptions, RLock, SignalOptions } from './lock-interfaces.js';
 import { acquireInTime, type AcquireCall } from './acquire-in-time.js';
-import { sendAttempt } from './lost-attempt.js';
+import { sendAttempt, type AttemptCalls } from './lost-attempt.js';
 import { LockQueries } from './lock-queries.js';
 import type { CallRequest, HeldRequest, HoldsLeft } from '../scripts/registry.js';
 
@@ -61,8 +61,35 @@ export abstract class BaseLock extends LockQueries implements RLock {
 
   /** Sends an acquisition attempt (lease `ttlMs`; `took`: it acquired): a lost answer's hold is given back (lost-attempt.ts). */
   protected requestAttempt<T>(owner: string, ttlMs: number, send: (request: CallRequest) => Promise<T>, took: (reply: T) => boolean, missed?: () => void): Promise<T> {
-    return sendAttempt((held) => this.request(owner, send, held), took, () => this.abandon(owner), () => this.core.assertOpen(), ttlMs, missed);
+    return sendAttempt(new BaseLock.#Attempt(this, owner, send, took, missed), ttlMs);
   }
+
+  /** One acquisition attempt of `owner` (lost-attempt.ts): one object per attempt, no closures. */
+  static readonly #Attempt = class OwnerAttempt<T> implements AttemptCalls<T> {
+    constructor(
+      readonly lock: BaseLock,
+      readonly owner: string,
+      readonly sendRequest: (request: CallRequest) => Promise<T>,
+      readonly took: (reply: T) => boolean,
+      readonly whenMissed: (() => void) | undefined,
+    ) {}
+
+    send(held: HeldRequest): Promise<T> {
+      return this.lock.request(this.owner, this.sendRequest, held);
+    }
+
+    undo(): void {
+      this.lock.abandon(this.owner);
+    }
+
+    missed(): void {
+      this.whenMissed?.();
+    }
+
+    assertOpen(): void {
+      this.lock.core.assertOpen();
+    }
+  };
 
   /** How the watchdog renews `owner`'s hold of this lock. */
   protected renewTarget(owner: string): RenewTarget {

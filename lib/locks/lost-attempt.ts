@@ -16,23 +16,34 @@ class AttemptRequest implements HeldRequest {
   }
 }
 
-/** Sends the attempt with the request `held` keeps (the lock's request window). */
-export type SendHeld<T> = (held: HeldRequest) => Promise<T>;
+/** What an acquisition attempt is made of: one object per attempt, not a closure per part. */
+export interface AttemptCalls<T> {
+  /** Sends the attempt with the request `held` keeps (the lock's request window). */
+  send(held: HeldRequest): Promise<T>;
+  /** The reply says it acquired. */
+  took(reply: T): boolean;
+  /** Gives back a hold it made. */
+  undo(): void;
+  /** Undoes what an attempt that did not acquire leaves (a fair waiter's queue place), if anything. */
+  missed(): void;
+  /** Throws once the client is closed. */
+  assertOpen(): void;
+}
 
 /**
- * Sends one acquisition attempt for `owner`. When it fails without an answer (its reply lost,
- * the connection gone, Redis refusing it), Redis may have run it: the caller gets the error at
- * once, and the same request is sent again in the background (answered from the owner's call log
- * if it ran, or run now) until an answer comes or `forMs` has passed (the attempt's lease: its
- * hold is gone by then either way). A hold it made is given back with `undo`, and `missed` undoes
- * what an attempt that did not acquire leaves (a fair waiter's queue place, which the caller left
- * already and the resend took again), so an acquisition that rejects leaves nothing behind.
+ * Sends one acquisition attempt. When it fails without an answer (its reply lost, the connection
+ * gone, Redis refusing it), Redis may have run it: the caller gets the error at once, and the same
+ * request is sent again in the background (answered from the owner's call log if it ran, or run
+ * now) until an answer comes or `forMs` has passed (the attempt's lease: its hold is gone by then
+ * either way). A hold it made is given back with `undo`, and `missed` undoes what an attempt that
+ * did not acquire leaves (a fair waiter's queue place, which the caller left already and the
+ * resend took again), so an acquisition that rejects leaves nothing behind.
  */
-export function sendAttempt<T>(send: SendHeld<T>, took: (reply: T) => boolean, undo: () => void, assertOpen: () => void, forMs: number, missed?: () => void): Promise<T> {
+export function sendAttempt<T>(calls: AttemptCalls<T>, forMs: number): Promise<T> {
   const held = new AttemptRequest();
   let sent: Promise<T>;
   try {
-    sent = send(held);
+    sent = calls.send(held);
   } catch (error) {
     held.close();
     return Promise.reject(error);
@@ -43,21 +54,13 @@ export function sendAttempt<T>(send: SendHeld<T>, took: (reply: T) => boolean, u
       return reply;
     },
     (error: unknown) => {
-      void settleLost(send, took, undo, missed, assertOpen, held, performance.now() + forMs);
+      void settleLost(calls, held, performance.now() + forMs);
       throw error;
     },
   );
 }
 
-async function settleLost<T>(
-  send: SendHeld<T>,
-  took: (reply: T) => boolean,
-  undo: () => void,
-  missed: (() => void) | undefined,
-  assertOpen: () => void,
-  held: AttemptRequest,
-  until: number,
-): Promise<void> {
+async function settleLost<T>(calls: AttemptCalls<T>, held: AttemptRequest, until: number): Promise<void> {
   let pauseMs = RETRY_FIRST_MS;
   try {
     for (;;) {
@@ -66,18 +69,18 @@ async function settleLost<T>(
       if (performance.now() >= until) return;
       let reply: T;
       try {
-        assertOpen();
+        calls.assertOpen();
       } catch {
         return;
       }
       try {
-        reply = await send(held);
+        reply = await calls.send(held);
       } catch {
         continue;
       }
       // Its hold has no Lease: the caller was told the attempt failed.
-      if (took(reply)) undo();
-      else missed?.();
+      if (calls.took(reply)) calls.undo();
+      else calls.missed();
       return;
     }
   } finally {

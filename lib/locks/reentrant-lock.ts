@@ -22,12 +22,7 @@ export class ReentrantLock extends BaseLock {
   protected override acquireFor(owner: string, waitMs: number | undefined, leaseMs: number, signal: AbortSignal | undefined): Promise<Acquired | false> {
     const { core, keys } = this;
     const ttlMs = this.ttlFor(leaseMs);
-    return waitNonFair(this.core, this.#wait, waitMs, signal, (mode) => this.requestAttempt(owner, ttlMs, (request) => {
-      const sentAt = performance.now();
-      return core.scripts.lock
-        .acquire(keys, owner, ttlMs, core.waiters.listenerId, mode, request)
-        .then((holderTtl) => (holderTtl === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: holderTtl }));
-    }, tookIt), () => this.abandon(owner));
+    return waitNonFair(this.core, this.#wait, waitMs, signal, (mode) => this.requestAttempt(owner, ttlMs, (request) => core.scripts.lock.attempt(keys, owner, ttlMs, core.waiters.listenerId, mode, request), tookIt), () => this.abandon(owner));
   }
 
   protected override releaseFor(owner: string, reExpireMs: number, held: HeldRequest | undefined, recordMs: number): Promise<HoldsLeft> {

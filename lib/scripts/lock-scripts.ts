@@ -12,6 +12,9 @@ import release from './release-2.lua';
 
 const nullOrNumber = (reply: unknown): number | null => (reply === null ? null : Number(reply));
 
+/** An acquire script's answer: acquired (sent at `sentAt`, performance.now() ms), or the holder's PTTL (ms, -1 = no TTL). */
+export type LockAttempt = { readonly acquired: true; readonly sentAt: number } | { readonly acquired: false; readonly ttlMs: number };
+
 /** The scripts of the exclusive locks (plain and fenced): acquire, release, force-unlock, wake-up hand-on. */
 export class ExclusiveLockScripts {
   readonly #runner: ScriptRunner;
@@ -26,6 +29,16 @@ export class ExclusiveLockScripts {
     const client = mode === '0' ? '' : clientId;
     const args = [keys.lock, keys.waiters, owner, leaseMs, client, mode, request.id];
     return this.#runner.runAs(acquire, 'acquire', keys.name, args, nullOrNumber, request);
+  }
+  /**
+   * One acquisition attempt (the acquire script): acquired, with the time it was sent (the lease
+   * counts from there), or not, with the holder's PTTL. The reply is read in the call's own step.
+   */
+  attempt(keys: LockKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode, request: CallRequest): Promise<LockAttempt> {
+    const client = mode === '0' ? '' : clientId;
+    const args = [keys.lock, keys.waiters, owner, leaseMs, client, mode, request.id];
+    const sentAt = performance.now();
+    return this.#runner.runAs(acquire, 'acquire', keys.name, args, (reply) => (reply === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: Number(reply) }), request);
   }
   /** The fencing token when acquired or re-entered, else the holder's PTTL (ms, -1 = no TTL). */
   async fencedAcquire(
