@@ -19,6 +19,8 @@ const { LockClient } = (await import(values.dist ? '../dist/index.js' : '../lib/
 const CYCLES = Number(values.cycles ?? 5_000);
 const ROUNDS = Number(values.rounds ?? 3);
 const TASKS = Number(values.tasks ?? 1);
+const ACQUIRE = (await import('../lib/scripts/acquire-2.lua')).default as { lua: string };
+const RELEASE = (await import('../lib/scripts/release-2.lua')).default as { lua: string };
 const COMPARE_AND_DELETE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
 
 const server = await spawnRedis();
@@ -26,6 +28,8 @@ const redis = new Redis(server.url);
 const admin = new Redis(server.url);
 const client = new LockClient(redis, { keyPrefix: 'probe' });
 const sha = (await redis.script('LOAD', COMPARE_AND_DELETE)) as string;
+const acquireSha = (await redis.script('LOAD', ACQUIRE.lua)) as string;
+const releaseSha = (await redis.script('LOAD', RELEASE.lua)) as string;
 const prefix = Math.random().toString(36).slice(2);
 let counter = 0;
 
@@ -33,6 +37,16 @@ const styles: Record<string, (key: string) => Promise<void>> = {
   raw: async (key) => {
     const token = `${prefix}${(counter += 1)}`;
     if ((await redis.set(key, token, 'PX', 10_000, 'NX')) === 'OK') await redis.evalsha(sha, 1, key, token);
+  },
+  // rlock's two scripts alone, as ioredis' evalsha sends them: the protocol's floor, no lock machinery.
+  scripts: async (key) => {
+    const call = (counter += 2);
+    const owner = `${prefix}:${call}`;
+    const lock = `{${key}}`;
+    // Request ids as the client's window numbers them (request-window.ts): one call in use at a time.
+    if ((await redis.evalsha(acquireSha, 2, lock, `${lock}:w`, owner, 10_000, '', '0', `${call.toString(36)}/0`)) === null) {
+      await redis.evalsha(releaseSha, 2, lock, `${lock}:w`, owner, 0, `${(call + 1).toString(36)}/0`, 'publish', 11_000);
+    }
   },
   tryLock: async (key) => {
     const lock = client.getLock(key);

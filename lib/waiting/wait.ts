@@ -5,19 +5,24 @@ import { WaiterMode } from '../scripts/registry.js';
 /** What `raceDeadline` resolves with when the deadline came first. */
 export const TIMED_OUT = Symbol('rlock.timedOut');
 
-/** A race waiting for its deadline: what to do when it comes first. */
-interface Racer {
-  readonly at: number;
-  readonly expire: () => void;
-}
-
 // Every pending race shares ONE timer, armed for the earliest deadline: a lock call that Redis
-// answers in time (nearly all of them) costs a set insertion, not a timer of its own. The timer
-// stays armed when the set empties (re-arming per call is what this saves) and is unref'd: a
-// pending call's connection keeps the process alive, not its deadline.
-const racers = new Set<Racer>();
+// answers in time (nearly all of them) costs an array push, not a timer of its own. The races
+// wait in a plain array, not a Set: a settled race is only marked (a Set's insertion and deletion
+// of a new object cost more than the rest of the race, docs/performance.md) and left for the next
+// compaction, which runs once the array holds more settled races than pending ones (64 at least),
+// and at every firing of the timer. The timer stays armed when no race is pending (re-arming per
+// call is what this saves) and is unref'd: a pending call's connection keeps the process alive,
+// not its deadline.
+let racers: Race<unknown>[] = [];
+/** Races in `racers` not settled yet. */
+let waitingRaces = 0;
 let timer: NodeJS.Timeout | undefined;
 let timerAt = Infinity;
+
+/** How many races wait for a deadline (for specs: none once every race settled). */
+export function pendingRaces(): number {
+  return waitingRaces;
+}
 
 function arm(at: number): void {
   if (timer && timerAt <= at) return;
@@ -27,27 +32,47 @@ function arm(at: number): void {
   timer.unref();
 }
 
+function enlist(race: Race<unknown>): void {
+  if (racers.length >= 2 * waitingRaces + 64) racers = racers.filter((racer) => racer.listed);
+  racers.push(race);
+  waitingRaces += 1;
+  arm(race.at);
+}
+
 function expireDue(): void {
   timer = undefined;
   timerAt = Infinity;
   // Timers may fire a fraction of a ms early.
   const now = performance.now() + 1;
+  const due: Race<unknown>[] = [];
+  const kept: Race<unknown>[] = [];
   let next = Infinity;
   for (const racer of racers) {
+    if (!racer.listed) continue;
     if (racer.at <= now) {
-      racers.delete(racer);
-      racer.expire();
-    } else if (racer.at < next) next = racer.at;
+      racer.listed = false;
+      due.push(racer);
+    } else {
+      kept.push(racer);
+      if (racer.at < next) next = racer.at;
+    }
   }
+  // Races made by what the due ones run go into the new array.
+  racers = kept;
+  waitingRaces = kept.length;
   if (next !== Infinity) arm(next);
+  for (const racer of due) racer.expire();
 }
 
 /**
- * One pending race: the racer in the shared timer's set, and the abort listener (an object with
- * `handleEvent`), in one object rather than a closure each: a lock call allocates little.
+ * One pending race: its place among the races waiting for the shared timer, and the abort
+ * listener (an object with `handleEvent`), in one object rather than a closure each: a lock call
+ * allocates little.
  */
-class Race<T> implements Racer {
+class Race<T> {
   readonly at: number;
+  /** Waiting in `racers` for its deadline. */
+  listed = false;
   readonly #signal: AbortSignal | undefined;
   readonly #resolve: (value: T | typeof TIMED_OUT) => void;
   readonly #reject: (reason: unknown) => void;
@@ -61,7 +86,7 @@ class Race<T> implements Racer {
     this.#gaveUp = gaveUp;
   }
 
-  /** The deadline came first. */
+  /** The deadline came first (expireDue took it off the list). */
   expire(): void {
     this.#signal?.removeEventListener('abort', this);
     this.#gaveUp?.();
@@ -86,7 +111,10 @@ class Race<T> implements Racer {
   }
 
   #cleanup(): void {
-    if (this.at !== Infinity) racers.delete(this);
+    if (this.listed) {
+      this.listed = false;
+      waitingRaces -= 1;
+    }
     this.#signal?.removeEventListener('abort', this);
   }
 }
@@ -105,8 +133,8 @@ export function raceDeadline<T>(promise: Promise<T>, deadline: number, signal?: 
   return new Promise<T | typeof TIMED_OUT>((resolve, reject) => {
     const race = new Race<T>(deadline, signal, resolve, reject, gaveUp);
     if (deadline !== Infinity) {
-      racers.add(race);
-      arm(deadline);
+      race.listed = true;
+      enlist(race as Race<unknown>);
     }
     signal?.addEventListener('abort', race, { once: true });
     promise.then(
