@@ -46,6 +46,9 @@ export interface Acquisition {
   readonly count?: number;
 }
 
+/** Empty lists of unscoped owners kept for their lock's next call (see Holds#emptied). */
+const EMPTY_UNSCOPED_LISTS = 256;
+
 /**
  * Every hold of one client, and the holder's clock: ONE timer, set to the earliest moment a hold
  * may be gone in Redis. When it passes without a newer confirmation, the hold's Leases abort and
@@ -57,6 +60,8 @@ export class Holds {
   readonly #holds = new Map<string, Hold>();
   /** Per lock: the owners of the holds taken outside any context, latest last. */
   readonly #unscoped = new Map<string, string[]>();
+  /** Lists in #unscoped that are empty (see #emptied). */
+  #emptyLists = 0;
   readonly #listener: HoldsListener;
   #timer: NodeJS.Timeout | undefined;
   #timerAt = Infinity;
@@ -222,6 +227,11 @@ export class Holds {
     return this.calls.handedOff(context, lockKey) ? undefined : ownerId(this.clientId, context.id);
   }
 
+  /** Locks with a list of unscoped owners, empty ones included (for specs: bounded by the locks in use). */
+  get unscopedLists(): number {
+    return this.#unscoped.size;
+  }
+
   /** The owner of this client's latest unscoped hold on the lock. */
   latestUnscoped(lockId: string): string | undefined {
     return this.#unscoped.get(lockId)?.at(-1);
@@ -231,15 +241,19 @@ export class Holds {
   takeUnscoped(lockId: string): string | undefined {
     const owners = this.#unscoped.get(lockId);
     const owner = owners?.pop();
-    if (owners?.length === 0) this.#unscoped.delete(lockId);
+    if (owner !== undefined && owners!.length === 0) this.#emptied();
     return owner;
   }
 
   /** Lists an unscoped owner (latest last), or puts it back after its unlock failed. */
   rememberUnscoped(lockId: string, owner: string): void {
     const owners = this.#unscoped.get(lockId);
-    if (!owners) this.#unscoped.set(lockId, [owner]);
-    else if (!owners.includes(owner)) owners.push(owner);
+    if (!owners) {
+      this.#unscoped.set(lockId, [owner]);
+    } else if (!owners.includes(owner)) {
+      if (owners.length === 0) this.#emptyLists -= 1;
+      owners.push(owner);
+    }
   }
 
   forgetUnscoped(lockId: string, owner: string): void {
@@ -247,7 +261,19 @@ export class Holds {
     const at = owners?.lastIndexOf(owner) ?? -1;
     if (at === -1) return;
     owners!.splice(at, 1);
-    if (owners!.length === 0) this.#unscoped.delete(lockId);
+    if (owners!.length === 0) this.#emptied();
+  }
+
+  /**
+   * A lock's list of unscoped owners became empty: it stays for the lock's next call (a lock taken
+   * and released in a loop would make and drop it every time); past EMPTY_UNSCOPED_LISTS empty
+   * ones, they are dropped all at once, so lock names used once cost nothing for long.
+   */
+  #emptied(): void {
+    this.#emptyLists += 1;
+    if (this.#emptyLists <= EMPTY_UNSCOPED_LISTS) return;
+    for (const [lockId, owners] of this.#unscoped) if (owners.length === 0) this.#unscoped.delete(lockId);
+    this.#emptyLists = 0;
   }
 
   /**
