@@ -10,7 +10,7 @@ import { ON_GLIDE } from '../helpers/clients.js';
 
 /** ioredis' own encoding of the same command, as bytes. */
 function ioredisBytes(name: string, args: readonly (string | Buffer)[]): Buffer {
-  const writable = new Command(name, [...args]).toWritable(undefined as never) as string | Buffer;
+  const writable = new Command(name, [...args]).toWritable(undefined as never);
   return typeof writable === 'string' ? Buffer.from(writable, 'utf8') : writable;
 }
 
