@@ -5,6 +5,7 @@ import type { RenewTarget } from '../scripts/script-types.js';
 import { holdEnded, holdStarted } from '../telemetry/hold-channels.js';
 import { contextOfOwner, HoldCalls } from './hold-calls.js';
 import { Hold, holdDrift, type HoldEnd } from './hold.js';
+import { UnscopedOwners } from './unscoped-owners.js';
 
 export type { RenewTarget } from '../scripts/script-types.js';
 export { Hold, holdDrift, type HoldEnd, type HoldObserver, type HoldState } from './hold.js';
@@ -46,9 +47,6 @@ export interface Acquisition {
   readonly count?: number;
 }
 
-/** Empty lists of unscoped owners kept for their lock's next call (see Holds#emptied). */
-const EMPTY_UNSCOPED_LISTS = 256;
-
 /**
  * Every hold of one client, and the holder's clock: ONE timer, set to the earliest moment a hold
  * may be gone in Redis. When it passes without a newer confirmation, the hold's Leases abort and
@@ -59,9 +57,7 @@ const EMPTY_UNSCOPED_LISTS = 256;
 export class Holds {
   readonly #holds = new Map<string, Hold>();
   /** Per lock: the owners of the holds taken outside any context, latest last. */
-  readonly #unscoped = new Map<string, string[]>();
-  /** Lists in #unscoped that are empty (see #emptied). */
-  #emptyLists = 0;
+  readonly unscoped = new UnscopedOwners();
   readonly #listener: HoldsListener;
   #timer: NodeJS.Timeout | undefined;
   #timerAt = Infinity;
@@ -136,7 +132,7 @@ export class Holds {
       const { quiet, maxRenewals, permits, letGo } = a;
       hold = new Hold(id, a.kind, a.lockId, a.owner, a.target, a.unscoped, { quiet, maxRenewals, permits, letGo, context: contextOfOwner(this.clientId, a.owner) });
       this.#holds.set(id, hold);
-      if (a.unscoped) this.rememberUnscoped(a.lockId, a.owner);
+      if (a.unscoped) this.unscoped.remember(a.lockId, a.owner);
       holdStarted(this.clientId, hold);
     }
     hold.count = a.count ?? hold.count + 1;
@@ -189,7 +185,7 @@ export class Holds {
     this.#renewer?.untrack(hold);
     Hold.move(hold, letGoSent ? 'let-go' : 'ended');
     holdEnded(this.clientId, hold, why);
-    if (hold.unscoped) this.forgetUnscoped(hold.lockId, hold.owner);
+    if (hold.unscoped) this.unscoped.forget(hold.lockId, hold.owner);
     if (hold.observers) for (const observer of hold.observers) observer.ended?.(hold, why);
   }
 
@@ -223,57 +219,8 @@ export class Holds {
    */
   currentOwner(lockId: string, lockKey: string): string | undefined {
     const context = currentContext();
-    if (!context) return this.latestUnscoped(lockId);
+    if (!context) return this.unscoped.latest(lockId);
     return this.calls.handedOff(context, lockKey) ? undefined : ownerId(this.clientId, context.id);
-  }
-
-  /** Locks with a list of unscoped owners, empty ones included (for specs: bounded by the locks in use). */
-  get unscopedLists(): number {
-    return this.#unscoped.size;
-  }
-
-  /** The owner of this client's latest unscoped hold on the lock. */
-  latestUnscoped(lockId: string): string | undefined {
-    return this.#unscoped.get(lockId)?.at(-1);
-  }
-
-  /** Takes the latest unscoped owner off the list (an unlock is on its way for it). */
-  takeUnscoped(lockId: string): string | undefined {
-    const owners = this.#unscoped.get(lockId);
-    const owner = owners?.pop();
-    if (owner !== undefined && owners!.length === 0) this.#emptied();
-    return owner;
-  }
-
-  /** Lists an unscoped owner (latest last), or puts it back after its unlock failed. */
-  rememberUnscoped(lockId: string, owner: string): void {
-    const owners = this.#unscoped.get(lockId);
-    if (!owners) {
-      this.#unscoped.set(lockId, [owner]);
-    } else if (!owners.includes(owner)) {
-      if (owners.length === 0) this.#emptyLists -= 1;
-      owners.push(owner);
-    }
-  }
-
-  forgetUnscoped(lockId: string, owner: string): void {
-    const owners = this.#unscoped.get(lockId);
-    const at = owners?.lastIndexOf(owner) ?? -1;
-    if (at === -1) return;
-    owners!.splice(at, 1);
-    if (owners!.length === 0) this.#emptied();
-  }
-
-  /**
-   * A lock's list of unscoped owners became empty: it stays for the lock's next call (a lock taken
-   * and released in a loop would make and drop it every time); past EMPTY_UNSCOPED_LISTS empty
-   * ones, they are dropped all at once, so lock names used once cost nothing for long.
-   */
-  #emptied(): void {
-    this.#emptyLists += 1;
-    if (this.#emptyLists <= EMPTY_UNSCOPED_LISTS) return;
-    for (const [lockId, owners] of this.#unscoped) if (owners.length === 0) this.#unscoped.delete(lockId);
-    this.#emptyLists = 0;
   }
 
   /**

@@ -134,12 +134,12 @@ export abstract class BaseLock extends LockQueries implements RLock {
     const context = currentContext();
     if (context) return this.#release(ownerId(this.core.clientId, context.id)).then(nothing);
     // Taken off the list now, not when Redis answers: concurrent unlocks must not pick the same hold.
-    const owner = this.core.holds.takeUnscoped(this.#lockId);
+    const owner = this.core.holds.unscoped.take(this.#lockId);
     if (owner === undefined) return Promise.reject(this.#notHeld());
     return this.#release(owner).then(nothing, (error: unknown) => {
       // Still held (the call failed): a retried unlock must find it.
       if (!(error instanceof LockNotHeldError) && this.core.holds.get(this.#lockId, owner)) {
-        this.core.holds.rememberUnscoped(this.#lockId, owner);
+        this.core.holds.unscoped.remember(this.#lockId, owner);
       }
       throw error;
     });

@@ -48,7 +48,7 @@ export function redHoldFor(lock: RedLockIdentity, owner: string): RedHold {
       if (holds.get(key) !== ended) return;
       holds.delete(key);
       // A hold left to expire is forgotten with its owner: nothing grows with unreleased holds.
-      home.holds.forgetUnscoped(unscopedKeyOf(lock), owner);
+      home.holds.unscoped.forget(unscopedKeyOf(lock), owner);
     },
   });
   // Made synchronously with the acquisition's answer, in the caller's context (none for an adopter).

@@ -239,7 +239,7 @@ export class RedLock implements RLock {
       watchdog,
     );
     capRedHold(hold, maxHoldMs ?? this.#home.maxHoldTimeMs, this.#nodes, this.name);
-    if (!currentContext()) this.#home.holds.rememberUnscoped(this.#unscopedKey, owner);
+    if (!currentContext()) this.#home.holds.unscoped.remember(this.#unscopedKey, owner);
     this.#home.events.emit('acquired', { name: this.name, owner });
     return hold;
   }
@@ -278,7 +278,7 @@ export class RedLock implements RLock {
     const ended = hold ? (release.counted ? hold.ended : hold.released()) : stillHeld < this.#round.quorum;
     release.counted = true;
     if (hold && !ended) hold.settled();
-    if (ended) this.#home.holds.forgetUnscoped(this.#unscopedKey, owner);
+    if (ended) this.#home.holds.unscoped.forget(this.#unscopedKey, owner);
     if (counted.yes < this.#round.quorum) throw this.#notHeld(quorumError('release', this.name, round, counted));
     if (ended) this.#home.events.emit('released', { name: this.name, owner });
   }

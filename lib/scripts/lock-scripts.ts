@@ -15,6 +15,11 @@ const nullOrNumber = (reply: unknown): number | null => (reply === null ? null :
 /** An acquire script's answer: acquired (sent at `sentAt`, performance.now() ms), or the holder's PTTL (ms, -1 = no TTL). */
 export type LockAttempt = { readonly acquired: true; readonly sentAt: number } | { readonly acquired: false; readonly ttlMs: number };
 
+/** The acquire script's arguments. A single attempt (WaiterMode.Single) never registers as a waiter: its client id is not sent. */
+function acquireArgs(keys: LockKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode, request: CallRequest): (string | number)[] {
+  return [keys.lock, keys.waiters, owner, leaseMs, mode === '0' ? '' : clientId, mode, request.id];
+}
+
 /** The scripts of the exclusive locks (plain and fenced): acquire, release, force-unlock, wake-up hand-on. */
 export class ExclusiveLockScripts {
   readonly #runner: ScriptRunner;
@@ -25,18 +30,14 @@ export class ExclusiveLockScripts {
 
   /** nil (null) when acquired or re-entered, else the holder's PTTL (ms, -1 = no TTL). */
   acquire(keys: LockKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode, request: CallRequest): Promise<number | null> {
-    // A single attempt (WaiterMode.Single) never registers as a waiter: its client id is not sent.
-    const client = mode === '0' ? '' : clientId;
-    const args = [keys.lock, keys.waiters, owner, leaseMs, client, mode, request.id];
-    return this.#runner.runAs(acquire, 'acquire', keys.name, args, nullOrNumber, request);
+    return this.#runner.runAs(acquire, 'acquire', keys.name, acquireArgs(keys, owner, leaseMs, clientId, mode, request), nullOrNumber, request);
   }
   /**
    * One acquisition attempt (the acquire script): acquired, with the time it was sent (the lease
    * counts from there), or not, with the holder's PTTL. The reply is read in the call's own step.
    */
   attempt(keys: LockKeys, owner: string, leaseMs: number, clientId: string, mode: WaiterMode, request: CallRequest): Promise<LockAttempt> {
-    const client = mode === '0' ? '' : clientId;
-    const args = [keys.lock, keys.waiters, owner, leaseMs, client, mode, request.id];
+    const args = acquireArgs(keys, owner, leaseMs, clientId, mode, request);
     const sentAt = performance.now();
     return this.#runner.runAs(acquire, 'acquire', keys.name, args, (reply) => (reply === null ? { acquired: true, sentAt } : { acquired: false, ttlMs: Number(reply) }), request);
   }
